@@ -1,0 +1,153 @@
+"""The executable schema contract and its diff, as pydantic models.
+
+The stored shape keeps the minimal interface of DESIGN.md §3 (``version``, ``sources.<name>.format /
+identity_key / fields``, ``foreign_keys``, ``hierarchy``, ``entities``, ``relationships``); everything else is
+additive. Field references in keys and foreign keys use the field *name* within its source; entities and
+attributes reference stable field *ids* from the catalog.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from contract.typing import PhysicalType, RelationshipKind, SemanticType, SourceFormat
+
+FORMAT_VERSION = 1
+"""Version of the stored file format (not of the contract's content)."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class FieldSpec(_Model):
+    """One catalog entry: an observable field of one source."""
+
+    id: str
+    name: str  # name within the source: column, or dotted path for nested objects
+    path: str  # full path from the file, e.g. "InvoiceLine[*].Quantity" for a nested child
+    type: PhysicalType
+    semantic: SemanticType | None = None
+    count: int = 0  # records observed
+    null_rate: float = 0.0
+    distinct: int = 0  # estimate
+    uniqueness: float = 0.0  # distinct non-null / non-null count (estimate)
+    min: Any = None
+    max: Any = None
+    min_length: int | None = None
+    max_length: int | None = None
+    top_values: list[tuple[Any, int]] = Field(default_factory=list)
+    examples: list[Any] = Field(default_factory=list)
+
+
+class SourceSpec(_Model):
+    format: SourceFormat
+    files: list[str] = Field(default_factory=list)  # files (relative) that feed this source
+    records: int = 0
+    parent: str | None = None  # for nested child sources
+    identity_key: list[str] = Field(default_factory=list)  # field names; empty if none was proven
+    key_confidence: float | None = None
+    key_evidence: dict[str, Any] = Field(default_factory=dict)
+    fields: list[FieldSpec] = Field(default_factory=list)
+
+    def field(self, name: str) -> FieldSpec | None:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        return None
+
+
+class Endpoint(_Model):
+    source: str
+    fields: list[str]
+
+
+class ForeignKey(_Model):
+    from_: Endpoint = Field(alias="from")
+    to: Endpoint
+    confidence: float
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+    def signature(self) -> tuple[str, tuple[str, ...], str, tuple[str, ...]]:
+        return (self.from_.source, tuple(self.from_.fields), self.to.source, tuple(self.to.fields))
+
+
+class HierarchyEdge(_Model):
+    parent: str
+    child: str
+    path: str  # JSON path of the embedded array, e.g. "$[*].InvoiceLine"
+    parent_fields: list[str] = Field(default_factory=list)
+    child_fields: list[str] = Field(default_factory=list)
+
+
+class Attribute(_Model):
+    name: str  # property name in the graph (the field name, escaped where written)
+    field_id: str
+    type: PhysicalType
+    semantic: SemanticType | None = None
+
+
+class EntityType(_Model):
+    name: str  # label, e.g. "Customer", "InvoiceLine"
+    source: str
+    key: list[str] = Field(default_factory=list)  # field ids of the identity key
+    attributes: list[Attribute] = Field(default_factory=list)
+    descriptive: bool = False  # has long free-text attributes worth vectorising
+
+
+class Relationship(_Model):
+    name: str  # relationship type, e.g. "HAS_INVOICE" / "SUPPORT_REP"
+    kind: RelationshipKind
+    from_entity: str
+    to_entity: str
+    from_fields: list[str]  # field ids on the referencing side
+    to_fields: list[str]  # field ids on the referenced side
+    confidence: float = 1.0
+
+
+class Contract(_Model):
+    format_version: int = FORMAT_VERSION
+    contract_id: str = "esc"
+    version: int = 0
+    content_hash: str = ""
+    sources: dict[str, SourceSpec] = Field(default_factory=dict)
+    foreign_keys: list[ForeignKey] = Field(default_factory=list)
+    hierarchy: list[HierarchyEdge] = Field(default_factory=list)
+    entities: list[EntityType] = Field(default_factory=list)
+    relationships: list[Relationship] = Field(default_factory=list)
+
+    def entity(self, name: str) -> EntityType | None:
+        return next((e for e in self.entities if e.name == name), None)
+
+    def entity_for_source(self, source: str) -> EntityType | None:
+        return next((e for e in self.entities if e.source == source), None)
+
+    def field_by_id(self, fid: str) -> tuple[str, FieldSpec] | None:
+        for sname, src in self.sources.items():
+            for f in src.fields:
+                if f.id == fid:
+                    return sname, f
+        return None
+
+
+class DiffItem(_Model):
+    kind: str  # one of contract.typing.DIFF_KINDS
+    target: str  # e.g. "Customer", "Customer.Email", "Track.AlbumId->Album.AlbumId"
+    detail: dict[str, Any] = Field(default_factory=dict)
+    reason: str = ""
+
+
+class ContractDiff(_Model):
+    contract_id: str = "esc"
+    from_version: int
+    to_version: int
+    added: list[DiffItem] = Field(default_factory=list)
+    reason: str = ""  # which records / profiles triggered it
+
+    def by_kind(self) -> dict[str, list[DiffItem]]:
+        out: dict[str, list[DiffItem]] = {}
+        for item in self.added:
+            out.setdefault(item.kind, []).append(item)
+        return out
