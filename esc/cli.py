@@ -13,6 +13,11 @@ app = typer.Typer(
     add_completion=False,
 )
 
+@app.callback()
+def _root() -> None:
+    """ESC: executable schema contracts over streaming sources."""
+
+
 # Modules under esc.commands that expose ``register(app)``. Imported lazily-ish: each module keeps heavy
 # imports (faust, neo4j, weaviate) inside its command functions so `esc --help` stays fast.
 _COMMAND_MODULES = ("stack", "discover", "run")

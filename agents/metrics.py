@@ -1,0 +1,59 @@
+"""Prometheus metrics every ESC worker exposes on ``/metrics``. Label cardinality is bounded."""
+
+from __future__ import annotations
+
+import threading
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+REGISTRY = CollectorRegistry(auto_describe=True)
+
+MAX_SOURCE_LABELS = 200
+_OTHER = "_other"
+_sources: set[str] = set()
+_lock = threading.Lock()
+
+
+def source_label(source: str) -> str:
+    """Map a source name to a label value, capping the number of distinct values at MAX_SOURCE_LABELS."""
+    with _lock:
+        if source in _sources:
+            return source
+        if len(_sources) < MAX_SOURCE_LABELS:
+            _sources.add(source)
+            return source
+    return _OTHER
+
+
+RECORDS_IN = Counter("esc_records_in", "Records consumed from esc.records", ["source"], registry=REGISTRY)
+RECORDS_OUT = Counter(
+    "esc_records_out", "Records written to the stores", ["source", "store"], registry=REGISTRY
+)
+RECORDS_PRODUCED = Counter(
+    "esc_records_produced", "Records produced to esc.records by connectors", ["source"], registry=REGISTRY
+)
+DLQ = Counter("esc_dlq", "Entries sent to esc.dlq", ["stage", "reason"], registry=REGISTRY)
+BATCH_LATENCY = Histogram(
+    "esc_extraction_batch_seconds",
+    "Time to write one extraction batch",
+    ["store"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+    registry=REGISTRY,
+)
+FRESHNESS = Histogram(
+    "esc_freshness_seconds",
+    "Record event time to upsert in the stores",
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+    registry=REGISTRY,
+)
+CONTRACT_VERSION = Gauge("esc_contract_version", "Current contract version", registry=REGISTRY)
+
+
+def render() -> bytes:
+    return generate_latest(REGISTRY)
+
+
+def dlq_reason_label(reason: str) -> str:
+    """Reasons are free text; the label keeps only the leading category (text before ':'), bounded length."""
+    head = reason.split(":", 1)[0].strip().lower()
+    return head[:60] or "unknown"

@@ -1,0 +1,60 @@
+"""Ports for the stores ESC writes to and reads from. Backends: neo4j.py, weaviate.py (embedded comes later)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
+
+
+class GraphStore(ABC):
+    """Entities, relationships and provenance."""
+
+    @abstractmethod
+    def ensure_entity_key(self, label: str, key_props: Sequence[str]) -> None:
+        """Make (label, key_props) unique (a uniqueness constraint where the backend has one)."""
+
+    @abstractmethod
+    def upsert_entities(self, rows: Sequence[EntityWrite]) -> int:
+        """MERGE entities by identity key, attach SourceRecord + DERIVED_FROM. Idempotent. Returns rows written."""
+
+    @abstractmethod
+    def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
+        """MERGE relationships between entities that exist. Idempotent. Returns rows written."""
+
+    @abstractmethod
+    def retract_source_records(self, refs: Sequence[SourceRecordRef]) -> int:
+        """Remove source records and the entities nothing else supports."""
+
+    @abstractmethod
+    def count(self, label: str) -> int: ...
+
+    @abstractmethod
+    def read(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run a read-only query and return rows as dicts."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class VectorStore(ABC):
+    """Text chunks with vectors, pointing back at entities and source records."""
+
+    @abstractmethod
+    def ensure_collection(self, name: str) -> None: ...
+
+    @abstractmethod
+    def upsert(self, collection: str, objects: Sequence[TextObject]) -> int:
+        """Insert or overwrite by deterministic object id. Returns objects written."""
+
+    @abstractmethod
+    def near_vector(self, collection: str, vector: Sequence[float], limit: int = 5) -> list[dict[str, Any]]:
+        """Nearest objects with their properties and a ``similarity`` in [0, 1]."""
+
+    @abstractmethod
+    def count(self, collection: str) -> int: ...
+
+    @abstractmethod
+    def close(self) -> None: ...

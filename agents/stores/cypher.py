@@ -1,0 +1,36 @@
+"""Cypher identifier escaping and value conversion. Identifiers from data are always escaped; values are params."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class UnsafeIdentifier(ValueError):
+    pass
+
+
+def ident(name: str) -> str:
+    """Backtick-quote a label / property / relationship type; backticks inside are doubled."""
+    if not isinstance(name, str) or name == "":
+        raise UnsafeIdentifier("empty identifier")
+    if "\x00" in name or len(name) > 500:
+        raise UnsafeIdentifier(f"identifier not allowed: {name[:40]!r}")
+    return "`" + name.replace("`", "``") + "`"
+
+
+def to_property(value: Any) -> Any:
+    """Neo4j properties hold primitives and homogeneous lists of primitives; anything else becomes JSON text."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+            return str(value)
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return value
+    return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def to_properties(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: to_property(v) for k, v in values.items() if v is not None}

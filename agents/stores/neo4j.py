@@ -1,0 +1,137 @@
+"""Neo4j adapter: uniqueness constraints per identity key, batched ``UNWIND ... MERGE``, provenance edges.
+
+Labels, property names and relationship types come from data, so they are always escaped with ``ident``;
+values only ever travel as query parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+from agents.stores.base import GraphStore
+from agents.stores.cypher import ident, to_properties
+from agents.types import EdgeWrite, EntityWrite, SourceRecordRef
+
+try:
+    import neo4j
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise ImportError("the Neo4j store needs the 'stack' extra: pip install 'esc-contracts[stack]'") from exc
+
+SOURCE_RECORD = "SourceRecord"
+DERIVED_FROM = "DERIVED_FROM"
+
+
+def _constraint_name(label: str, props: Sequence[str]) -> str:
+    digest = hashlib.sha1("\x1f".join([label, *props]).encode()).hexdigest()[:12]
+    return f"esc_key_{digest}"
+
+
+class Neo4jGraphStore(GraphStore):
+    def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None) -> None:
+        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+        self._database = database
+        self._known_constraints: set[tuple[str, tuple[str, ...]]] = set()
+        self.ensure_entity_key(SOURCE_RECORD, ["sid"])
+
+    # -- schema -------------------------------------------------------------------------------------------------
+    def ensure_entity_key(self, label: str, key_props: Sequence[str]) -> None:
+        sig = (label, tuple(key_props))
+        if sig in self._known_constraints or not key_props:
+            return
+        props = ", ".join(f"n.{ident(p)}" for p in key_props)
+        query = (
+            f"CREATE CONSTRAINT {ident(_constraint_name(label, key_props))} IF NOT EXISTS "
+            f"FOR (n:{ident(label)}) REQUIRE ({props}) IS UNIQUE"
+        )
+        self._driver.execute_query(query, database_=self._database)
+        self._known_constraints.add(sig)
+
+    # -- writes -------------------------------------------------------------------------------------------------
+    def upsert_entities(self, rows: Sequence[EntityWrite]) -> int:
+        groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            key_names = tuple(row.key)
+            groups[(row.label, key_names)].append(
+                {
+                    "key": [row.key[k] for k in key_names],
+                    "props": to_properties(row.properties),
+                    "sid": row.provenance.sid,
+                    "source": row.provenance.source,
+                    "record_id": row.provenance.record_id,
+                    "location": row.provenance.location,
+                    "file": row.provenance.file,
+                    "v": row.contract_version,
+                }
+            )
+        written = 0
+        for (label, key_names), params in groups.items():
+            self.ensure_entity_key(label, key_names)
+            merge_map = ", ".join(f"{ident(k)}: row.key[{i}]" for i, k in enumerate(key_names))
+            query = (
+                "UNWIND $rows AS row "
+                f"MERGE (s:{SOURCE_RECORD} {{sid: row.sid}}) "
+                "SET s.source = row.source, s.record_id = row.record_id, s.location = row.location, "
+                "s.file = row.file "
+                f"MERGE (n:{ident(label)} {{{merge_map}}}) "
+                "SET n += row.props, n._contract_version = row.v "
+                f"MERGE (n)-[:{DERIVED_FROM}]->(s)"
+            )
+            self._driver.execute_query(query, rows=params, database_=self._database)
+            written += len(params)
+        return written
+
+    def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
+        groups: dict[tuple[str, str, tuple[str, ...], str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            fk, tk = tuple(row.from_key), tuple(row.to_key)
+            groups[(row.type, row.from_label, fk, row.to_label, tk)].append(
+                {
+                    "f": [row.from_key[k] for k in fk],
+                    "t": [row.to_key[k] for k in tk],
+                    "v": row.contract_version,
+                }
+            )
+        written = 0
+        for (rtype, flabel, fk, tlabel, tk), params in groups.items():
+            fmap = ", ".join(f"{ident(k)}: row.f[{i}]" for i, k in enumerate(fk))
+            tmap = ", ".join(f"{ident(k)}: row.t[{i}]" for i, k in enumerate(tk))
+            query = (
+                "UNWIND $rows AS row "
+                f"MATCH (a:{ident(flabel)} {{{fmap}}}) "
+                f"MATCH (b:{ident(tlabel)} {{{tmap}}}) "
+                f"MERGE (a)-[r:{ident(rtype)}]->(b) SET r._contract_version = row.v"
+            )
+            summary = self._driver.execute_query(query, rows=params, database_=self._database).summary
+            written += summary.counters.relationships_created + summary.counters.properties_set
+        return written
+
+    def retract_source_records(self, refs: Sequence[SourceRecordRef]) -> int:
+        sids = [r.sid for r in refs]
+        if not sids:
+            return 0
+        orphans = (
+            f"UNWIND $sids AS sid MATCH (s:{SOURCE_RECORD} {{sid: sid}})<-[:{DERIVED_FROM}]-(n) "
+            f"WHERE NOT EXISTS {{ MATCH (n)-[:{DERIVED_FROM}]->(o:{SOURCE_RECORD}) WHERE NOT o.sid IN $sids }} "
+            "DETACH DELETE n"
+        )
+        self._driver.execute_query(orphans, sids=sids, database_=self._database)
+        records = f"UNWIND $sids AS sid MATCH (s:{SOURCE_RECORD} {{sid: sid}}) DETACH DELETE s RETURN count(*) AS c"
+        result = self._driver.execute_query(records, sids=sids, database_=self._database)
+        return int(result.records[0]["c"]) if result.records else 0
+
+    # -- reads --------------------------------------------------------------------------------------------------
+    def count(self, label: str) -> int:
+        rows = self.read(f"MATCH (n:{ident(label)}) RETURN count(n) AS c")
+        return int(rows[0]["c"])
+
+    def read(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        records, _, _ = self._driver.execute_query(
+            query, parameters_=params or {}, routing_=neo4j.RoutingControl.READ, database_=self._database
+        )
+        return [r.data() for r in records]
+
+    def close(self) -> None:
+        self._driver.close()

@@ -1,0 +1,125 @@
+"""Weaviate adapter: one collection of text chunks per contract, our own vectors, deterministic object ids."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlparse
+
+from agents.stores.base import VectorStore
+from agents.stores.weaviate_ids import object_id as object_id
+from agents.types import TextObject
+
+try:
+    import weaviate
+    import weaviate.classes as wvc
+except ImportError as exc:  # pragma: no cover - depends on the install
+    raise ImportError("the Weaviate store needs the 'stack' extra: pip install 'esc-contracts[stack]'") from exc
+
+TEXT_PROPERTIES: tuple[tuple[str, str], ...] = (
+    ("text", "text"),
+    ("source", "text"),
+    ("record_id", "text"),
+    ("location", "text"),
+    ("file", "text"),
+    ("entity_label", "text"),
+    ("entity_key", "text"),
+    ("chunk_index", "int"),
+    ("contract_version", "int"),
+)
+
+
+def collection_name(contract_id: str) -> str:
+    """Weaviate class names start with a capital letter and hold only letters, digits and underscores."""
+    cleaned = re.sub(r"[^0-9A-Za-z_]", "_", contract_id) or "Esc"
+    return "EscText_" + cleaned if not cleaned[0].isalpha() else cleaned[0].upper() + cleaned[1:] + "Text"
+
+
+class WeaviateVectorStore(VectorStore):
+    def __init__(self, url: str, grpc_port: int = 50051) -> None:
+        parsed = urlparse(url)
+        self._client = weaviate.connect_to_local(
+            host=parsed.hostname or "127.0.0.1",
+            port=parsed.port or 8080,
+            grpc_port=grpc_port,
+            skip_init_checks=False,
+        )
+        self._known: set[str] = set()
+
+    def ensure_collection(self, name: str) -> None:
+        if name in self._known:
+            return
+        if not self._client.collections.exists(name):
+            data_types = {"text": wvc.config.DataType.TEXT, "int": wvc.config.DataType.INT}
+            try:
+                self._client.collections.create(
+                    name,
+                    vector_config=wvc.config.Configure.Vectors.self_provided(),
+                    properties=[wvc.config.Property(name=n, data_type=data_types[t]) for n, t in TEXT_PROPERTIES],
+                )
+            except weaviate.exceptions.UnexpectedStatusCodeError as exc:
+                if "already exists" not in str(exc):
+                    raise
+        self._known.add(name)
+
+    def upsert(self, collection: str, objects: Sequence[TextObject]) -> int:
+        if not objects:
+            return 0
+        self.ensure_collection(collection)
+        coll = self._client.collections.get(collection)
+        with coll.batch.fixed_size(batch_size=200) as batch:
+            for obj in objects:
+                batch.add_object(
+                    properties={
+                        "text": obj.text,
+                        "source": obj.provenance.source,
+                        "record_id": obj.provenance.record_id,
+                        "location": obj.provenance.location,
+                        "file": obj.provenance.file or "",
+                        "entity_label": obj.entity_label or "",
+                        "entity_key": obj.entity_key or "",
+                        "chunk_index": obj.chunk_index,
+                        "contract_version": obj.contract_version,
+                    },
+                    uuid=obj.object_id,
+                    vector=list(obj.vector or []),
+                )
+        failed = coll.batch.failed_objects
+        if failed:
+            raise RuntimeError(f"Weaviate rejected {len(failed)} objects: {failed[0].message}")
+        return len(objects)
+
+    def near_vector(self, collection: str, vector: Sequence[float], limit: int = 5) -> list[dict[str, Any]]:
+        coll = self._client.collections.get(collection)
+        res = coll.query.near_vector(
+            near_vector=list(vector), limit=limit, return_metadata=wvc.query.MetadataQuery(distance=True)
+        )
+        out = []
+        for o in res.objects:
+            distance = o.metadata.distance if o.metadata.distance is not None else 2.0
+            out.append({**o.properties, "id": str(o.uuid), "similarity": max(0.0, 1.0 - distance)})
+        return out
+
+    def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int:
+        if not record_ids or not self._client.collections.exists(collection):
+            return 0
+        coll = self._client.collections.get(collection)
+        flt = wvc.query.Filter.by_property("source").equal(source) & wvc.query.Filter.by_property(
+            "record_id"
+        ).contains_any(list(record_ids))
+        res = coll.data.delete_many(where=flt)
+        return int(res.successful)
+
+    def count(self, collection: str) -> int:
+        if not self._client.collections.exists(collection):
+            return 0
+        agg = self._client.collections.get(collection).aggregate.over_all(total_count=True)
+        return int(agg.total_count or 0)
+
+    def drop(self, collection: str) -> None:
+        self._client.collections.delete(collection)
+        self._known.discard(collection)
+
+    def close(self) -> None:
+        self._client.close()

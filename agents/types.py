@@ -1,0 +1,51 @@
+"""Models shared by agents and store adapters: what an extractor asks a store to write."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class SourceRecordRef(BaseModel):
+    """Provenance: the record an entity or text object came from."""
+
+    source: str
+    record_id: str
+    location: str = ""
+    file: str | None = None
+    file_hash: str | None = None
+
+    @property
+    def sid(self) -> str:
+        return f"{self.source}\x1f{self.record_id}"
+
+
+class EntityWrite(BaseModel):
+    label: str
+    key: dict[str, Any]  # identity key properties (names as in the contract)
+    properties: dict[str, Any] = Field(default_factory=dict)
+    provenance: SourceRecordRef
+    contract_version: int = 0
+
+
+class EdgeWrite(BaseModel):
+    type: str
+    from_label: str
+    from_key: dict[str, Any]
+    to_label: str
+    to_key: dict[str, Any]
+    contract_version: int = 0
+
+
+class TextObject(BaseModel):
+    """One chunk of text for the vector index, pointing back to its entity and source record."""
+
+    object_id: str  # deterministic (uuid5 of source/record/chunk)
+    text: str
+    provenance: SourceRecordRef
+    chunk_index: int = 0
+    entity_label: str | None = None
+    entity_key: str | None = None  # JSON of the key dict
+    contract_version: int = 0
+    vector: list[float] | None = None

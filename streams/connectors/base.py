@@ -1,0 +1,31 @@
+"""Connector base: something that turns an outside source into envelopes on ``esc.records``.
+
+A connector is runtime-agnostic: it gets two async callables, ``emit`` for records and ``dead_letter`` for
+anything rejected, so the Faust runtime and the in-process runtime drive the same code.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+
+from streams.events import DeadLetter, RecordEnvelope
+
+Emit = Callable[[RecordEnvelope], Awaitable[None]]
+EmitDead = Callable[[DeadLetter], Awaitable[None]]
+Flush = Callable[[], Awaitable[None]]
+
+
+class Connector(ABC):
+    def __init__(self, emit: Emit, dead_letter: EmitDead, flush: Flush | None = None) -> None:
+        self.emit = emit
+        self.dead_letter = dead_letter
+        self.flush = flush
+
+    @abstractmethod
+    async def run(self) -> None:
+        """Run until cancelled."""
+
+    async def _flush(self) -> None:
+        if self.flush is not None:
+            await self.flush()

@@ -1,0 +1,174 @@
+"""Drop-folder connector: watches a directory (watchfiles) and emits one envelope per record read.
+
+- Half-written files: a file is read only once its size and mtime have been stable for ``settle`` seconds.
+- Re-delivery and restarts: a manifest of content hashes (``<state>/connector/manifest.json``) is updated only
+  after every record of the file was acknowledged, so a restart re-sends at most the files in flight; record ids
+  are deterministic (file + location), so downstream MERGEs never duplicate.
+- Big files are streamed by the readers, in batches read off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from contract.readers import SourceFile, format_for, read
+from contract.records import Record, Rejected
+from streams.connectors.base import Connector, Emit, EmitDead, Flush
+from streams.events import DeadLetter, RecordEnvelope
+
+log = logging.getLogger(__name__)
+BATCH = 500
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def envelope_for(record: Record, rel: str, file_hash: str) -> RecordEnvelope:
+    loc = record.location
+    return RecordEnvelope(
+        source=record.source,
+        record_id=loc.render(),
+        payload=record.values,
+        event_time=datetime.now(UTC),
+        format=record.format,
+        location=loc.model_dump(exclude_none=True),
+        parent=(
+            {"source": record.parent.source, "record_id": record.parent.location.render(), "values": record.parent.values}
+            if record.parent
+            else None
+        ),
+        file_hash=file_hash,
+    )
+
+
+def dead_letter_for(rej: Rejected) -> DeadLetter:
+    return DeadLetter.of(
+        rej.reason,
+        stage="reader",
+        original=rej.raw,
+        source=Path(rej.file).stem,
+        location=rej.location.render() if rej.location else rej.file,
+    )
+
+
+class Manifest:
+    """Content hashes of files fully delivered, persisted as JSON (written atomically)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.hashes: dict[str, str] = {}
+        if path.exists():
+            try:
+                self.hashes = json.loads(path.read_text("utf-8"))
+            except (OSError, ValueError):
+                log.warning("manifest %s unreadable; starting empty (downstream writes are idempotent)", path)
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self.hashes, sort_keys=True, indent=0), "utf-8")
+        tmp.replace(self.path)
+
+
+class FileWatcher(Connector):
+    def __init__(
+        self,
+        root: Path,
+        state_dir: Path,
+        emit: Emit,
+        dead_letter: EmitDead,
+        flush: Flush | None = None,
+        settle: float = 0.5,
+    ) -> None:
+        super().__init__(emit, dead_letter, flush)
+        self.root = root.resolve()
+        self.settle = settle
+        self.manifest = Manifest(state_dir / "connector" / "manifest.json")
+        self.files_done = 0
+
+    # -- public --------------------------------------------------------------------------------------------------
+    async def run(self) -> None:
+        from watchfiles import awatch
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        await self.scan_once()
+        async for changes in awatch(self.root, debounce=300, step=50, recursive=True):
+            paths = sorted({Path(p) for _, p in changes})
+            for path in paths:
+                await self.process(path)
+
+    async def scan_once(self) -> int:
+        """Deliver every file under root that is new or changed since the manifest; returns files delivered."""
+        delivered = 0
+        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
+            delivered += await self.process(path)
+        return delivered
+
+    async def process(self, path: Path) -> int:
+        rel = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.name
+        if any(part.startswith(".") for part in Path(rel).parts):
+            return 0
+        if not path.exists():
+            self.manifest.hashes.pop(rel, None)  # deletion: retraction is handled by the pipeline issue
+            self.manifest.save()
+            return 0
+        if not await self._settled(path):
+            return 0
+        digest = await asyncio.to_thread(file_sha256, path)
+        if self.manifest.hashes.get(rel) == digest:
+            return 0
+        fmt = format_for(path)
+        if fmt is None:
+            await self.dead_letter(
+                DeadLetter.of(f"unsupported file: no reader for '{path.suffix}'", "connector", None, location=rel)
+            )
+            self.manifest.hashes[rel] = digest
+            self.manifest.save()
+            return 0
+        sf = SourceFile(path=path, rel=rel, format=fmt, source=path.stem)
+        await self._deliver(sf, digest)
+        self.manifest.hashes[rel] = digest
+        self.manifest.save()
+        self.files_done += 1
+        return 1
+
+    # -- internals -----------------------------------------------------------------------------------------------
+    async def _settled(self, path: Path) -> bool:
+        """Wait until size and mtime stop changing (a writer still appending is not read half-way)."""
+        try:
+            last = path.stat()
+            for _ in range(600):
+                await asyncio.sleep(self.settle)
+                now = path.stat()
+                if (now.st_size, now.st_mtime_ns) == (last.st_size, last.st_mtime_ns):
+                    return True
+                last = now
+        except FileNotFoundError:
+            return False
+        return False
+
+    async def _deliver(self, sf: SourceFile, digest: str) -> None:
+        items: Iterator[Record | Rejected] = read(sf)
+        while True:
+            batch: list[Any] = await asyncio.to_thread(lambda: list(islice(items, BATCH)))
+            if not batch:
+                break
+            for item in batch:
+                if isinstance(item, Rejected):
+                    await self.dead_letter(dead_letter_for(item))
+                else:
+                    await self.emit(envelope_for(item, sf.rel, digest))
+        await self._flush()

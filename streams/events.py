@@ -1,0 +1,97 @@
+"""Event models carried on ESC's topics (pydantic v2). Everything on a topic is JSON."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_SOURCE_LEN = 200
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+class RecordEnvelope(BaseModel):
+    """One record on ``esc.records``: the documented envelope for direct pushes and for the file connector.
+
+    ``source`` names the source (file stem or any name a producer picks); ``record_id`` is optional — without it the
+    id is the content hash of source + payload, so re-delivery of the same record is idempotent.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(min_length=1, max_length=MAX_SOURCE_LEN)
+    record_id: str | None = Field(default=None, max_length=512)
+    payload: dict[str, Any]
+    event_time: datetime | None = None
+    # Set by connectors (absent on direct pushes):
+    format: str = "topic"
+    location: dict[str, Any] = Field(default_factory=dict)
+    parent: dict[str, Any] | None = None
+    file_hash: str | None = None
+    deleted: bool = False  # a tombstone-like retraction of this record (file deleted)
+
+    @field_validator("source")
+    @classmethod
+    def _source_printable(cls, v: str) -> str:
+        if any(ord(c) < 32 for c in v):
+            raise ValueError("source must not contain control characters")
+        return v
+
+    def key(self) -> str:
+        return f"{self.source}\x1f{self.resolved_id()}"
+
+    def resolved_id(self) -> str:
+        if self.record_id:
+            return self.record_id
+        blob = json.dumps([self.source, self.payload], sort_keys=True, default=str, ensure_ascii=False)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:24]
+
+
+class DeadLetter(BaseModel):
+    """Anything rejected, with the reason and the original bytes (base64 when not valid UTF-8)."""
+
+    reason: str
+    stage: str  # "push" | "connector" | "reader" | "extractor" | ...
+    source: str | None = None
+    location: str | None = None
+    original: str = ""
+    original_encoding: str = "utf-8"  # or "base64"
+    time: datetime = Field(default_factory=now)
+
+    @classmethod
+    def of(cls, reason: str, stage: str, original: bytes | str | None, **kw: Any) -> DeadLetter:
+        if original is None:
+            return cls(reason=reason, stage=stage, **kw)
+        if isinstance(original, str):
+            return cls(reason=reason, stage=stage, original=original, **kw)
+        try:
+            return cls(reason=reason, stage=stage, original=original.decode("utf-8"), **kw)
+        except UnicodeDecodeError:
+            return cls(
+                reason=reason,
+                stage=stage,
+                original=base64.b64encode(original).decode("ascii"),
+                original_encoding="base64",
+                **kw,
+            )
+
+
+class CloudEvent(BaseModel):
+    """CloudEvents 1.0 structured-mode JSON."""
+
+    specversion: str = "1.0"
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    source: str
+    type: str
+    time: datetime = Field(default_factory=now)
+    datacontenttype: str = "application/json"
+    subject: str | None = None
+    data: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""Runtimes feed the agents' functions. Clients (Kafka, Neo4j, Weaviate) are built here and nowhere else."""

@@ -1,0 +1,27 @@
+"""The topics ESC uses, as frozen specs. Names are ``<ESC_TOPIC_PREFIX>.<logical>`` (default prefix ``esc``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    logical: str  # e.g. "records"
+    key: str  # what the message key is
+    value: str  # name of the pydantic model in streams.events
+    compacted: bool = False
+    partitions: int = 1
+
+    def name(self, prefix: str = "esc") -> str:
+        return f"{prefix}.{self.logical}"
+
+
+RECORDS = TopicSpec("records", key="source + record id", value="RecordEnvelope", partitions=4)
+SCHEMA_DIFFS = TopicSpec("schema.diffs", key="contract id", value="CloudEvent (esc.schema.diff)")
+SCHEMA_CONTRACTS = TopicSpec("schema.contracts", key="contract id", value="Contract", compacted=True)
+QUERIES = TopicSpec("queries", key="request id", value="QueryRequest")
+ANSWERS = TopicSpec("answers", key="request id", value="Answer")
+DLQ = TopicSpec("dlq", key="source", value="DeadLetter")
+
+ALL: tuple[TopicSpec, ...] = (RECORDS, SCHEMA_DIFFS, SCHEMA_CONTRACTS, QUERIES, ANSWERS, DLQ)
