@@ -1,0 +1,103 @@
+"""CSV and TSV: encoding and dialect sniffed from a prefix, rows streamed through the csv module.
+
+Cells are strings; an empty field is None (a CSV file cannot tell an empty string from a NULL). The first
+non-blank row is the header; blank and duplicate header names are made unique (``col_3``, ``Name__2``). A row
+with more or fewer cells than the header is rejected with its location, and reading goes on.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from contract.readers.base import ReadContext, unique_names
+from contract.readers.lines import Lines, open_text
+from contract.readers.sniff import DIALECT_SAMPLE_CHARS, Dialect, sniff_dialect
+from contract.records import Record, Rejected
+
+
+def _raise_field_limit(limit: int) -> None:
+    # The csv module's field limit is process-wide; only ever raise it, never lower what someone else set.
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+
+
+def read_csv(ctx: ReadContext) -> Iterator[Record | Rejected]:
+    try:
+        fh = ctx.path.open("rb")
+    except OSError as exc:
+        yield ctx.reject(f"cannot open file: {exc}")
+        return
+    with fh:
+        yield from _read(ctx, fh)
+
+
+def _read(ctx: ReadContext, fh: BinaryIO) -> Iterator[Record | Rejected]:
+    enc = open_text(ctx, fh)
+    if isinstance(enc, Rejected):
+        yield enc
+        return
+    sample = fh.read(DIALECT_SAMPLE_CHARS * 4)
+    fh.seek(0)
+    dialect = sniff_dialect(
+        sample.decode(enc.name, errors="replace").lstrip("\ufeff"),
+        prefer="\t" if ctx.format == "tsv" else ",",
+    )
+    _raise_field_limit(ctx.max_record_bytes + 1)
+    lines = Lines(fh, enc, ctx)
+    rows = csv.reader(iter(lines), delimiter=dialect.delimiter, quotechar='"', doublequote=True, strict=False)
+    header: list[str] | None = None
+    row_no = 0
+    while True:
+        lines.start_record()
+        start_line = lines.lineno + 1
+        start_bytes = lines.bytes_read
+        try:
+            cells = next(rows)
+        except StopIteration:
+            yield from _drain(lines)
+            return
+        except csv.Error as exc:
+            yield from _drain(lines)
+            row_no += 1 if header is not None else 0
+            yield ctx.reject(
+                f"malformed CSV: {exc}", "".join(lines.sample), row=row_no or None, line=start_line
+            )
+            continue
+        yield from _drain(lines)
+        if not cells or (len(cells) == 1 and not cells[0].strip()):
+            continue  # blank line
+        if header is None:
+            header = unique_names(cells)
+            continue
+        row_no += 1
+        size = lines.bytes_read - start_bytes
+        if size > ctx.max_record_bytes:
+            yield ctx.reject(
+                f"record is over the limit ({size} > {ctx.max_record_bytes} bytes)",
+                "".join(lines.sample),
+                row=row_no,
+                line=start_line,
+            )
+            continue
+        if len(cells) != len(header):
+            yield ctx.reject(
+                f"row has {len(cells)} cells, header has {len(header)} ({_delim_name(dialect)}-delimited)",
+                "".join(lines.sample),
+                row=row_no,
+                line=start_line,
+            )
+            continue
+        values = {name: (cell if cell != "" else None) for name, cell in zip(header, cells, strict=True)}
+        yield ctx.record(values, row=row_no, line=start_line)
+
+
+def _drain(lines: Lines) -> Iterator[Rejected]:
+    if lines.pending:
+        yield from lines.pending
+        lines.pending.clear()
+
+
+def _delim_name(d: Dialect) -> str:
+    return {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}.get(d.delimiter, repr(d.delimiter))

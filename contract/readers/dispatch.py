@@ -1,0 +1,43 @@
+"""Format -> reader function, and the safety net every read goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from contract.readers.base import ReadContext
+from contract.readers.csv_reader import read_csv
+from contract.readers.excel_reader import read_excel
+from contract.readers.json_reader import read_json, read_jsonl
+from contract.readers.parquet_reader import read_parquet
+from contract.readers.pdf_reader import read_pdf
+from contract.readers.text_reader import read_text
+from contract.records import Record, Rejected
+
+Reader = Callable[[ReadContext], Iterator[Record | Rejected]]
+
+READERS: dict[str, Reader] = {
+    "csv": read_csv,
+    "tsv": read_csv,
+    "json": read_json,
+    "jsonl": read_jsonl,
+    "excel": read_excel,
+    "parquet": read_parquet,
+    "text": read_text,
+    "markdown": read_text,
+    "pdf": read_pdf,
+}
+
+
+def read_file(ctx: ReadContext) -> Iterator[Record | Rejected]:
+    """Records and rejections of one file. Never raises for bad data: an unexpected reader failure ends the
+    file with one Rejected naming it (records already yielded stay yielded)."""
+    reader = READERS.get(ctx.format)
+    if reader is None:
+        yield ctx.reject(f"no reader for format {ctx.format!r}")
+        return
+    try:
+        yield from reader(ctx)
+    except (MemoryError, RecursionError) as exc:
+        yield ctx.reject(f"reader gave up on this file: {type(exc).__name__}")
+    except Exception as exc:
+        yield ctx.reject(f"reader failed on this file: {type(exc).__name__}: {exc}")

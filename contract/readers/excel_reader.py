@@ -1,0 +1,61 @@
+"""Excel ``.xlsx``: one source per sheet, streamed row by row with openpyxl's read-only mode.
+
+A workbook with one sheet is source ``<stem>``; otherwise each sheet is ``<stem>.<sheet>``. The first non-empty
+row of a sheet is its header. Cells keep the types Excel stores (numbers, booleans, strings); dates and times
+become ISO strings; an empty cell or empty string is None. ``Location.row`` is the sheet's own row number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from contract.readers.base import ReadContext, plain, unique_names
+from contract.records import Record, Rejected
+
+
+def read_excel(ctx: ReadContext) -> Iterator[Record | Rejected]:
+    try:
+        from openpyxl import load_workbook
+
+        wb = load_workbook(ctx.path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises BadZipFile, KeyError, ValueError, OSError... on corrupt files
+        yield ctx.reject(f"unreadable Excel workbook: {type(exc).__name__}: {exc}")
+        return
+    try:
+        sheets = list(wb.worksheets)
+        for ws in sheets:
+            source = ctx.source if len(sheets) == 1 else f"{ctx.source}.{ws.title}"
+            yield from _sheet(ctx, ws, source)
+    finally:
+        wb.close()
+
+
+def _sheet(ctx: ReadContext, ws: Any, source: str) -> Iterator[Record | Rejected]:
+    header: list[str] | None = None
+    try:
+        rows = ws.iter_rows(values_only=True)
+        for row_no, row in enumerate(rows, start=1):
+            cells = [None if c == "" else plain(c) for c in row]
+            while cells and cells[-1] is None:
+                cells.pop()
+            if not cells:
+                continue
+            if header is None:
+                header = unique_names(None if c is None else str(c) for c in cells)
+                continue
+            if len(cells) > len(header):
+                yield ctx.reject(
+                    f"row has {len(cells)} cells, header has {len(header)}",
+                    repr(cells),
+                    sheet=ws.title,
+                    row=row_no,
+                )
+                continue
+            cells += [None] * (len(header) - len(cells))
+            values = dict(zip(header, cells, strict=True))
+            yield Record(
+                source=source, format=ctx.format, values=values, location=ctx.loc(sheet=ws.title, row=row_no)
+            )
+    except Exception as exc:  # a corrupt sheet part: report it and go on with the next sheet
+        yield ctx.reject(f"unreadable sheet: {type(exc).__name__}: {exc}", sheet=ws.title)

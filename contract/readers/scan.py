@@ -1,0 +1,135 @@
+"""Scanning a drop folder into the units to read: single files, and corpus directories.
+
+Hidden files and folders (name starting with ``.``) are skipped; symlinked folders are not followed. A file
+whose format is neither known from its extension nor sniffable from its content is left out and reported as a
+Rejected. Source names are file stems (corpus: the directory name); when two units would share a name, each of
+them is named by its path relative to the root instead (``a/x.csv``, ``b/x.csv``), so names stay unique and do
+not depend on scan order.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from contract.readers.base import DEFAULT_MAX_RECORD_BYTES, ReadContext, SourceFile
+from contract.readers.corpus import is_corpus
+from contract.readers.dispatch import read_file
+from contract.readers.sniff import format_for
+from contract.records import Location, Record, Rejected
+
+
+def scan(root: Path, *, corpus_min_files: int = 50, corpus_similarity: float = 0.8) -> list[SourceFile]:
+    """The sources under ``root``, sorted by relative path."""
+    return scan_with_errors(root, corpus_min_files=corpus_min_files, corpus_similarity=corpus_similarity)[0]
+
+
+def scan_with_errors(root: Path, **kw: Any) -> tuple[list[SourceFile], list[Rejected]]:
+    """Like ``scan``, plus a Rejected for every file left out (unknown format, unreadable directory)."""
+    min_files: int = kw.get("corpus_min_files", 50)
+    threshold: float = kw.get("corpus_similarity", 0.8)
+    root = Path(root).resolve()
+    errors: list[Rejected] = []
+    if not root.is_dir():
+        if root.is_file():
+            fmt = format_for(root)
+            if fmt is None:
+                return [], [_unknown(root.name, root)]
+            return [SourceFile(root, root.name, fmt, root.stem)], []
+        return [], [Rejected(file=str(root), reason="not a file or directory")]
+
+    units: list[SourceFile] = []
+    for dirpath, files in _walk(root, errors):
+        by_format: dict[str, list[Path]] = defaultdict(list)
+        for path in files:
+            rel = path.relative_to(root).as_posix()
+            fmt = format_for(path)
+            if fmt is None:
+                errors.append(_unknown(rel, path))
+                continue
+            by_format[fmt].append(path)
+        corpora = {
+            fmt: paths
+            for fmt, paths in by_format.items()
+            if is_corpus(paths, fmt, min_files=min_files, threshold=threshold)
+        }
+        dir_rel = dirpath.relative_to(root).as_posix()
+        dir_name = dirpath.name
+        for fmt, paths in sorted(by_format.items()):
+            if fmt in corpora:
+                name = dir_name if len(corpora) == 1 else f"{dir_name}.{fmt}"
+                units.append(SourceFile(dirpath, dir_rel, fmt, name, is_corpus=True, members=tuple(paths)))
+            else:
+                units.extend(SourceFile(p, p.relative_to(root).as_posix(), fmt, p.stem) for p in paths)
+    return _dedupe_names(units), errors
+
+
+def _walk(root: Path, errors: list[Rejected]) -> Iterator[tuple[Path, list[Path]]]:
+    def on_error(exc: OSError) -> None:
+        where = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
+        errors.append(Rejected(file=where, reason=f"cannot list directory: {exc.strerror or exc}"))
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        here = Path(dirpath)
+        files = [here / f for f in sorted(filenames) if not f.startswith(".")]
+        yield here, [p for p in files if p.is_file()]
+
+
+def _unknown(rel: str, path: Path) -> Rejected:
+    ext = path.suffix or "(none)"
+    return Rejected(
+        file=rel, reason=f"unknown format: extension {ext} is not known and the content is not recognised"
+    )
+
+
+def _dedupe_names(units: list[SourceFile]) -> list[SourceFile]:
+    counts: dict[str, int] = defaultdict(int)
+    for u in units:
+        counts[u.source] += 1
+    out = []
+    for u in units:
+        if counts[u.source] > 1 and u.rel != ".":
+            u = SourceFile(u.path, u.rel, u.format, u.rel, u.is_corpus, u.members)
+        out.append(u)
+    return sorted(out, key=lambda u: (u.rel, u.source))
+
+
+def read(sf: SourceFile, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> Iterator[Record | Rejected]:
+    """Records and rejections of one unit; a corpus yields its members' records, all under the corpus name.
+
+    Records of nested children (``<source>.<key>``) and of Excel sheets (``<source>.<sheet>``) carry their own
+    source names: callers group by ``Record.source``, not by ``SourceFile.source``.
+    """
+    if not sf.is_corpus:
+        yield from read_file(ReadContext(sf.path, sf.rel, sf.source, sf.format, max_record_bytes))
+        return
+    root = sf.path
+    for _ in Path(sf.rel).parts:
+        root = root.parent
+    for member in sf.members:
+        rel = member.relative_to(root).as_posix()
+        yield from read_file(ReadContext(member, rel, sf.source, sf.format, max_record_bytes))
+
+
+def read_path(
+    path: Path, root: Path | None = None, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+) -> Iterator[Record | Rejected]:
+    """Read one file as source ``<stem>``; its location is relative to ``root`` (default: its folder)."""
+    path = Path(path).resolve()
+    base = Path(root).resolve() if root is not None else path.parent
+    try:
+        rel = path.relative_to(base).as_posix()
+    except ValueError:
+        rel = path.name
+    if not path.is_file():
+        yield Rejected(file=rel, reason="not a file", location=Location(file=rel))
+        return
+    fmt = format_for(path)
+    if fmt is None:
+        yield _unknown(rel, path)
+        return
+    yield from read_file(ReadContext(path, rel, path.stem, fmt, max_record_bytes))
