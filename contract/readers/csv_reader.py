@@ -52,7 +52,7 @@ def _read(ctx: ReadContext, fh: BinaryIO) -> Iterator[Record | Rejected]:
     while True:
         lines.start_record()
         start_line = lines.lineno + 1
-        start_bytes = lines.bytes_read
+        start_bytes = lines.bytes_read - lines.bytes_skipped
         try:
             cells = next(rows)
         except StopIteration:
@@ -72,7 +72,7 @@ def _read(ctx: ReadContext, fh: BinaryIO) -> Iterator[Record | Rejected]:
             header = unique_names(cells)
             continue
         row_no += 1
-        size = lines.bytes_read - start_bytes
+        size = lines.bytes_read - lines.bytes_skipped - start_bytes
         if size > ctx.max_record_bytes:
             yield ctx.reject(
                 f"record is over the limit ({size} > {ctx.max_record_bytes} bytes)",

@@ -23,9 +23,9 @@ _STRUCTURE = re.compile(r'["\[\]{},]')
 class CharBuffer:
     """A sliding window over a text stream. ``pos`` is the next unread character of ``buf``."""
 
-    def __init__(self, stream: TextIO, chunk: int = CHUNK_CHARS) -> None:
+    def __init__(self, stream: TextIO, chunk: int | None = None) -> None:
         self.stream = stream
-        self.chunk = chunk
+        self.chunk = chunk or CHUNK_CHARS
         self.buf = ""
         self.pos = 0
         self.eof = False

@@ -28,6 +28,7 @@ class Lines:
         self.ctx = ctx
         self.lineno = 0  # physical line number of the last line read
         self.bytes_read = 0
+        self.bytes_skipped = 0  # of lines dropped as over the limit: not part of any record
         self.pending: list[Rejected] = []
         self.sample: list[str] = []  # raw text of the current record, capped, for Rejected.raw
         self._sample_len = 0
@@ -53,6 +54,7 @@ class Lines:
             self.bytes_read += len(raw)
             if len(raw) > limit and not raw.endswith(b"\n"):
                 skipped = self._skip_rest()
+                self.bytes_skipped += len(raw) + skipped
                 self.pending.append(
                     self.ctx.reject(
                         f"line is over the record limit ({len(raw) + skipped} > {limit} bytes)",

@@ -131,6 +131,13 @@ def sniff_encoding(sample: bytes, *, whole: bool) -> Encoding | None:
         return Encoding("utf-8", not sample.isascii())
     except UnicodeDecodeError:
         pass
+    # Mostly valid UTF-8 with a few broken bytes is still UTF-8 (the broken lines get rejected); legacy
+    # single-byte text almost never forms valid multi-byte sequences.
+    decoded = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(sample, final=whole)
+    bad = decoded.count("\ufffd")
+    good = sum(1 for ch in decoded if ord(ch) > 127) - bad
+    if good > 0 and good >= bad:
+        return Encoding("utf-8", True)
     return _guess_legacy(sample)
 
 
