@@ -1,0 +1,340 @@
+"""Profile of one field: counts, types, hints, ranges, lengths and sketches; mergeable, bounded, JSON-able.
+
+A :class:`FieldProfile` is built from a batch of values (:meth:`FieldProfile.of`) or from already-grouped
+arrays (:func:`build_from_groups`, used by the columnar path) and combined with :meth:`FieldProfile.merge`,
+which returns a new profile. Both builders end in the same code, so a profile is the same whichever path made it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from contract.semantic import canonical, is_year, physical_of, string_hints
+from contract.sketches import BottomK, ExactSet, Examples, HyperLogLog, TopK, hash_value, representative
+from contract.typing import PhysicalType, widen
+
+
+@dataclass(frozen=True)
+class Caps:
+    """Memory bounds of one profile."""
+
+    exact: int = 4096  # exact distinct set per field, then HLL only
+    combo: int = 4096  # exact set of hashed tuples per key-candidate pair of columns
+    sample_k: int = 512  # bottom-k hashes kept per field and combo (containment)
+    top_k: int = 32  # Misra-Gries counters
+    examples: int = 5
+    hll_p: int = 12
+
+
+DEFAULT_CAPS = Caps()
+
+
+def _min(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def _max(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True, eq=False)
+class FieldProfile:
+    name: str
+    path: str
+    position: int  # smallest column index seen
+    nonnull: int
+    types: Mapping[str, int]  # physical type -> count of non-null values
+    hints: Mapping[str, int]  # value hint (email, url, phone, percent, money, year) -> count
+    num_min: float | None
+    num_max: float | None
+    str_min: str | None
+    str_max: str | None
+    len_min: int | None  # over string/text values
+    len_max: int | None
+    len_sum: int
+    str_count: int
+    words_sum: int
+    hll: HyperLogLog
+    exact: ExactSet
+    sample: BottomK
+    top: TopK
+    examples: Examples
+    caps: Caps = field(default=DEFAULT_CAPS, compare=False)
+
+    # ---------------------------------------------------------------------------------------------- building
+    @classmethod
+    def empty(cls, name: str, path: str | None = None, position: int = 0, caps: Caps = DEFAULT_CAPS) -> FieldProfile:
+        return build_from_groups(name, path or name, position, [], [], np.empty(0, np.uint64), [], caps=caps)
+
+    @classmethod
+    def of(
+        cls, name: str, values: Iterable[Any], path: str | None = None, position: int = 0, caps: Caps = DEFAULT_CAPS
+    ) -> FieldProfile:
+        """Profile of a batch of raw values as readers deliver them (None is a null)."""
+        groups: dict[tuple[int, str], list[Any]] = {}  # (hash, physical type) -> [raw value, count, rep]
+        for v in values:
+            h = hash_value(v)
+            if h is None:
+                continue
+            key = (h, physical_of(v))
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [v, 1, canonical(v)]
+            else:
+                g[1] += 1
+                if type(v) is not type(g[0]):
+                    g[2] = representative(g[2], canonical(v))
+        items = list(groups.items())
+        return build_from_groups(
+            name,
+            path or name,
+            position,
+            [g[0] for _, g in items],
+            [g[1] for _, g in items],
+            np.array([k[0] for k, _ in items], dtype=np.uint64),
+            [g[2] for _, g in items],
+            caps=caps,
+        )
+
+    def observe(self, values: Iterable[Any]) -> FieldProfile:
+        """A new profile: this one merged with the profile of ``values``."""
+        return self.merge(FieldProfile.of(self.name, values, self.path, self.position, self.caps))
+
+    # ---------------------------------------------------------------------------------------------- merging
+    def merge(self, other: FieldProfile) -> FieldProfile:
+        if other.name != self.name:
+            raise ValueError(f"cannot merge profiles of different fields: {self.name!r} and {other.name!r}")
+        return FieldProfile(
+            name=self.name,
+            path=min(self.path, other.path),
+            position=min(self.position, other.position),
+            nonnull=self.nonnull + other.nonnull,
+            types=_add(self.types, other.types),
+            hints=_add(self.hints, other.hints),
+            num_min=_min(self.num_min, other.num_min),
+            num_max=_max(self.num_max, other.num_max),
+            str_min=_min(self.str_min, other.str_min),
+            str_max=_max(self.str_max, other.str_max),
+            len_min=_min(self.len_min, other.len_min),
+            len_max=_max(self.len_max, other.len_max),
+            len_sum=self.len_sum + other.len_sum,
+            str_count=self.str_count + other.str_count,
+            words_sum=self.words_sum + other.words_sum,
+            hll=self.hll.merge(other.hll),
+            exact=self.exact.merge(other.exact),
+            sample=self.sample.merge(other.sample),
+            top=self.top.merge(other.top),
+            examples=self.examples.merge(other.examples),
+            caps=self.caps,
+        )
+
+    # ---------------------------------------------------------------------------------------------- reading
+    @property
+    def physical(self) -> PhysicalType:
+        t: PhysicalType = "null"
+        for name in self.types:
+            t = widen(t, name)  # type: ignore[arg-type]
+        return t
+
+    @property
+    def distinct(self) -> float:
+        """Distinct non-null values: exact while small, else the HLL estimate (never above nonnull)."""
+        if self.exact.hashes is not None:
+            return float(len(self.exact.hashes))
+        return min(self.hll.estimate(), float(self.nonnull))
+
+    @property
+    def distinct_exact(self) -> bool:
+        return self.exact.hashes is not None
+
+    @property
+    def uniqueness(self) -> float:
+        return self.distinct / self.nonnull if self.nonnull else 0.0
+
+    @property
+    def mean_length(self) -> float | None:
+        return self.len_sum / self.str_count if self.str_count else None
+
+    @property
+    def mean_words(self) -> float | None:
+        return self.words_sum / self.str_count if self.str_count else None
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FieldProfile):
+            return False
+        return self.to_dict() == other.to_dict()
+
+    # ---------------------------------------------------------------------------------------------- storage
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "position": self.position,
+            "nonnull": self.nonnull,
+            "types": dict(self.types),
+            "hints": dict(self.hints),
+            "num_min": self.num_min,
+            "num_max": self.num_max,
+            "str_min": self.str_min,
+            "str_max": self.str_max,
+            "len_min": self.len_min,
+            "len_max": self.len_max,
+            "len_sum": self.len_sum,
+            "str_count": self.str_count,
+            "words_sum": self.words_sum,
+            "hll": self.hll.to_dict(),
+            "exact": self.exact.to_dict(),
+            "sample": self.sample.to_dict(),
+            "top": self.top.to_dict(),
+            "examples": self.examples.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], caps: Caps = DEFAULT_CAPS) -> FieldProfile:
+        return cls(
+            name=d["name"],
+            path=d["path"],
+            position=int(d["position"]),
+            nonnull=int(d["nonnull"]),
+            types=dict(d["types"]),
+            hints=dict(d["hints"]),
+            num_min=d["num_min"],
+            num_max=d["num_max"],
+            str_min=d["str_min"],
+            str_max=d["str_max"],
+            len_min=d["len_min"],
+            len_max=d["len_max"],
+            len_sum=int(d["len_sum"]),
+            str_count=int(d["str_count"]),
+            words_sum=int(d["words_sum"]),
+            hll=HyperLogLog.from_dict(d["hll"]),
+            exact=ExactSet.from_dict(d["exact"]),
+            sample=BottomK.from_dict(d["sample"]),
+            top=TopK.from_dict(d["top"]),
+            examples=Examples.from_dict(d["examples"]),
+            caps=caps,
+        )
+
+
+def build_from_groups(
+    name: str,
+    path: str,
+    position: int,
+    raws: Sequence[Any],
+    weights: Sequence[int],
+    hashes: np.ndarray,
+    reps: Sequence[Any],
+    *,
+    caps: Caps = DEFAULT_CAPS,
+    numeric: tuple[str, np.ndarray] | None = None,
+) -> FieldProfile:
+    """The one place a profile is made: one group per distinct canonical value.
+
+    ``raws[i]`` is a raw value of group i (classified for type, hints and lengths, weighted by ``weights[i]``),
+    ``hashes[i]`` its canonical hash and ``reps[i]`` its canonical representative. The columnar path may pass
+    ``numeric=(physical_type, values)`` instead of raws for a whole numeric column (same counts, vectorised).
+    """
+    types: dict[str, int] = {}
+    hints: dict[str, int] = {}
+    num_min: Any = None
+    num_max: Any = None
+    str_min: str | None = None
+    str_max: str | None = None
+    len_min: int | None = None
+    len_max: int | None = None
+    len_sum = str_count = words_sum = 0
+    nonnull = 0
+    if numeric is not None:
+        phys, arr = numeric
+        w = np.asarray(weights, dtype=np.int64)
+        nonnull = int(w.sum())
+        if nonnull:
+            types[phys] = nonnull
+            years = (arr >= 1800) & (arr <= 2100) & (arr == np.floor(arr))
+            if phys == "int" and bool(years.any()):
+                hints["year"] = int(w[years].sum())
+            num_min, num_max = canonical(arr.min().item()), canonical(arr.max().item())
+    else:
+        for raw, wt in zip(raws, weights, strict=True):
+            nonnull += wt
+            t = physical_of(raw)
+            types[t] = types.get(t, 0) + wt
+            cv = canonical(raw)
+            if t in ("int", "float", "decimal") and not isinstance(cv, bool):
+                num_min = _min(num_min, cv)
+                num_max = _max(num_max, cv)
+                if t == "int" and is_year(cv):
+                    hints["year"] = hints.get("year", 0) + wt
+            elif isinstance(raw, str):
+                if t in ("string", "text"):
+                    n = len(raw)
+                    len_min, len_max = _min(len_min, n), _max(len_max, n)
+                    len_sum += n * wt
+                    str_count += wt
+                    words_sum += len(raw.split()) * wt
+                    for hint in string_hints(raw):
+                        hints[hint] = hints.get(hint, 0) + wt
+                if t in ("string", "text", "date", "datetime"):
+                    str_min, str_max = _min(str_min, raw), _max(str_max, raw)
+    h = hashes.astype(np.uint64, copy=False)
+    order = np.argsort(h, kind="stable")
+    sh = h[order]
+    counts = np.asarray(weights, dtype=np.int64)[order]
+    if len(sh) > 1 and bool((sh[1:] == sh[:-1]).any()):
+        # the same canonical value seen with several physical types: one group per distinct hash
+        rep_list = [reps[int(i)] for i in order]
+        starts = np.concatenate([[0], np.nonzero(sh[1:] != sh[:-1])[0] + 1])
+        merged_reps: list[Any] = []
+        for a, b in zip(starts, [*starts[1:], len(sh)], strict=True):
+            r = rep_list[a]
+            for j in range(a + 1, b):
+                r = representative(r, rep_list[j])
+            merged_reps.append(r)
+        counts = np.add.reduceat(counts, starts)
+        sh = sh[starts]
+        order = np.arange(len(sh))
+        reps = merged_reps
+    top_items: list[tuple[int, Any, int]] = []
+    if len(sh):
+        k = caps.top_k
+        if len(sh) > k:
+            cut = int(np.partition(counts, len(counts) - 1 - k)[len(counts) - 1 - k])
+            keep = np.nonzero(counts > cut)[0]
+        else:
+            cut, keep = 0, np.arange(len(sh))
+        top_items = [(int(sh[i]), reps[int(order[i])], int(counts[i]) - cut) for i in keep]
+    ex_items = tuple((int(sh[i]), reps[int(order[i])]) for i in range(min(caps.examples, len(sh))))
+    return FieldProfile(
+        name=name,
+        path=path,
+        position=position,
+        nonnull=nonnull,
+        types=dict(sorted(types.items())),
+        hints=dict(sorted(hints.items())),
+        num_min=num_min,
+        num_max=num_max,
+        str_min=str_min,
+        str_max=str_max,
+        len_min=len_min,
+        len_max=len_max,
+        len_sum=len_sum,
+        str_count=str_count,
+        words_sum=words_sum,
+        hll=HyperLogLog.empty(caps.hll_p).add(sh),
+        exact=ExactSet(caps.exact, sh if len(sh) <= caps.exact else None),
+        sample=BottomK(caps.sample_k, sh[: caps.sample_k]),
+        top=TopK(caps.top_k, tuple(top_items)),
+        examples=Examples(caps.examples, ex_items),
+        caps=caps,
+    )
