@@ -191,11 +191,25 @@ def _merge_hierarchy(old: list[HierarchyEdge], new: list[HierarchyEdge]) -> list
 
 
 def _align_names(base: Contract, observed: Contract) -> Contract:
-    """Rename observed entities whose label an earlier version gave to a different source (labels are unique)."""
+    """Make observed labels agree with the labels ``base`` already gave (labels are unique, never renamed).
+
+    An observed entity that is a source's deterministic entity (every field of its source, same key) under a
+    different label is folded into the label ``base`` gave that source; an observed label that ``base`` gave
+    to a different source is renamed (qualified by the source name, then a numeric suffix).
+    """
     owner = {e.name: e.source for e in base.entities}
+    pinned = pinned_names(base)
     taken = set(owner) | {e.name for e in observed.entities}
     renames: dict[str, str] = {}
     for e in observed.entities:
+        src = observed.sources.get(e.source)
+        label = pinned.get(e.source)
+        if label is not None and label != e.name and src is not None:
+            whole = {a.field_id for a in e.attributes} == {f.id for f in src.fields}
+            key = [f.id for f in src.fields if f.name in src.identity_key]
+            if whole and sorted(e.key) == sorted(key):
+                renames[e.name] = label
+                continue
         if e.name in owner and owner[e.name] != e.source:
             candidate, n = qualified_entity_name(e.source), 2
             while candidate in taken:

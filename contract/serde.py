@@ -15,6 +15,7 @@ Format versions: ``format_version`` is the version of this stored shape, not of 
 
 from __future__ import annotations
 
+import datetime
 import json
 import math
 from collections.abc import Callable
@@ -81,8 +82,11 @@ def _clean(value: Any, free: bool = False) -> Any:
                 continue
             out[str(k)] = cleaned
         return out
-    if isinstance(value, list | tuple):
-        return [_clean(v, free) for v in value]
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value, key=repr) if isinstance(value, set | frozenset) else value
+        return [_clean(v, free) for v in items]
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
     return str(value)
 
 
@@ -92,7 +96,7 @@ def _sort_key_fk(fk: dict[str, Any]) -> tuple[Any, ...]:
 
 def to_dict(contract: Contract) -> dict[str, Any]:
     """The canonical plain-data form of a contract (what YAML and JSON hold)."""
-    raw = contract.model_dump(mode="json", by_alias=True)
+    raw = contract.model_dump(mode="python", by_alias=True)
     raw["sources"] = {name: raw["sources"][name] for name in sorted(raw["sources"])}
     raw["foreign_keys"] = sorted(raw["foreign_keys"], key=_sort_key_fk)
     raw["hierarchy"] = sorted(raw["hierarchy"], key=lambda h: (h["parent"], h["child"], h["path"]))
@@ -101,7 +105,7 @@ def to_dict(contract: Contract) -> dict[str, Any]:
 
 
 def diff_to_dict(diff: ContractDiff) -> dict[str, Any]:
-    cleaned: dict[str, Any] = _clean(diff.model_dump(mode="json"))
+    cleaned: dict[str, Any] = _clean(diff.model_dump(mode="python"))
     return cleaned
 
 
