@@ -1,0 +1,103 @@
+"""Neo4j Community 5.26 embedded behind Bolt, run by ops/neo4j/Launcher.java on Java 17 (no tarball, no Docker)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from esc.stack.install import maven_libs
+from esc.stack.process import log_contains, wait_until
+from esc.stack.services import OPS_DIR, Service, java_binary, read_flags
+
+READY_LINE = "ESC_NEO4J_READY"
+PAGE_CACHE_BYTES = 128 * 1024 * 1024
+
+
+def neo4j_version() -> str:
+    """The Neo4j version pinned in ops/neo4j/pom.xml (one source of truth for the cache path)."""
+    text = (OPS_DIR / "neo4j" / "pom.xml").read_text()
+    match = re.search(r"<neo4j\.version>([^<]+)</neo4j\.version>", text)
+    if match is None:
+        raise ValueError("ops/neo4j/pom.xml has no <neo4j.version> property")
+    return match.group(1).strip()
+
+
+def bolt_ping(uri: str, timeout_s: float = 3.0) -> bool:
+    """``RETURN 1`` over Bolt with auth off."""
+    from neo4j import GraphDatabase
+
+    with GraphDatabase.driver(
+        uri, auth=None, connection_timeout=timeout_s, max_transaction_retry_time=0
+    ) as driver:
+        records, _, _ = driver.execute_query("RETURN 1 AS ok")
+        return bool(records and records[0]["ok"] == 1)
+
+
+class Neo4j(Service):
+    name = "neo4j"
+    start_timeout = 180.0
+    stop_timeout = 45.0  # a clean shutdown checkpoints and drains Bolt (~10 s)
+
+    @property
+    def address(self) -> str:
+        return f"bolt://{self.settings.host}:{self.settings.neo4j_port}"
+
+    def ports(self) -> Sequence[int]:
+        return (self.settings.neo4j_port,)
+
+    @property
+    def libs(self) -> Path:
+        return self.cache_dir / "neo4j" / neo4j_version() / "libs"
+
+    @property
+    def home(self) -> Path:
+        return self.dir / "home"
+
+    def install(self) -> None:
+        maven_libs(
+            name=self.name,
+            pom=OPS_DIR / "neo4j" / "pom.xml",
+            dest=self.libs,
+            cache_dir=self.cache_dir,
+            say=self.say,
+        )
+
+    def prepare(self) -> None:
+        self.home.mkdir(parents=True, exist_ok=True)
+
+    def command(self) -> tuple[list[str], Mapping[str, str]]:
+        argv = [
+            java_binary(),
+            *read_flags(OPS_DIR / "neo4j" / "jvm.flags"),
+            "-cp",
+            f"{self.libs}/*",
+            str(OPS_DIR / "neo4j" / "Launcher.java"),
+            str(self.home),
+            self.settings.host,
+            str(self.settings.neo4j_port),
+            str(PAGE_CACHE_BYTES),
+        ]
+        return argv, dict(os.environ)
+
+    def ready(self) -> bool:
+        return bolt_ping(self.address)
+
+    def wait_ready(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        wait_until(
+            lambda: log_contains(self.log_file, READY_LINE),
+            timeout=timeout,
+            what=f'line "{READY_LINE}"',
+            proc=proc,
+        )
+        wait_until(
+            self.ready,
+            timeout=max(5.0, deadline - time.monotonic()),
+            what="Bolt RETURN 1",
+            proc=proc,
+            interval=0.5,
+        )

@@ -1,0 +1,82 @@
+"""Weaviate 1.39.1 built with ``go install`` from the Go module proxy, run as one local node (no modules)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from esc.stack.install import go_binary
+from esc.stack.process import http_ok, port_open
+from esc.stack.services import Service
+
+WEAVIATE_VERSION = "1.39.1"
+WEAVIATE_MODULE = "github.com/weaviate/weaviate/cmd/weaviate-server"
+
+
+class Weaviate(Service):
+    name = "weaviate"
+    start_timeout = 120.0
+    stop_timeout = 30.0
+
+    @property
+    def address(self) -> str:
+        return f"http://{self.settings.host}:{self.settings.weaviate_port}"
+
+    def ports(self) -> Sequence[int]:
+        return (self.settings.weaviate_port, self.settings.weaviate_grpc_port)
+
+    @property
+    def binary(self) -> Path:
+        return self.cache_dir / "weaviate" / f"v{WEAVIATE_VERSION}" / "weaviate-server"
+
+    def install(self) -> None:
+        go_binary(
+            name=self.name,
+            module=WEAVIATE_MODULE,
+            version=WEAVIATE_VERSION,
+            binary=self.binary,
+            cache_dir=self.cache_dir,
+            say=self.say,
+        )
+
+    def prepare(self) -> None:
+        (self.dir / "data").mkdir(parents=True, exist_ok=True)
+
+    def environment(self) -> dict[str, str]:
+        """Weaviate's configuration (it reads env vars only); no ENABLE_MODULES: we bring our own vectors."""
+        return {
+            "PERSISTENCE_DATA_PATH": str(self.dir / "data"),
+            "AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED": "true",
+            "DEFAULT_VECTORIZER_MODULE": "none",
+            "CLUSTER_HOSTNAME": "node1",
+            "CLUSTER_IN_LOCALHOST": "true",
+            "CLUSTER_BIND_ADDR": "127.0.0.1",
+            "CLUSTER_ADVERTISE_ADDR": "127.0.0.1",
+            "RAFT_BOOTSTRAP_EXPECT": "1",
+            "RAFT_JOIN": "node1:8300",
+            "GRPC_PORT": str(self.settings.weaviate_grpc_port),
+            "DISABLE_TELEMETRY": "true",
+            "GOMEMLIMIT": "1GiB",
+            "DISK_USE_WARNING_PERCENTAGE": "95",
+            "DISK_USE_READONLY_PERCENTAGE": "99",
+            "QUERY_DEFAULTS_LIMIT": "25",
+            "LOG_LEVEL": "info",
+        }
+
+    def command(self) -> tuple[list[str], Mapping[str, str]]:
+        argv = [
+            str(self.binary),
+            "--host",
+            self.settings.host,
+            "--port",
+            str(self.settings.weaviate_port),
+            "--scheme",
+            "http",
+        ]
+        return argv, {**os.environ, **self.environment()}
+
+    def ready(self) -> bool:
+        return http_ok(f"{self.address}/v1/.well-known/ready") and port_open(
+            self.settings.host, self.settings.weaviate_grpc_port
+        )
