@@ -1,0 +1,264 @@
+"""The native stack's configuration and process handling, without starting Kafka, Neo4j or Weaviate.
+
+Prometheus rules and config are checked with promtool (from the Debian prometheus package): skipped when promtool
+is missing on a developer machine, a failure when CI=true. Process lifecycle is tested with a tiny Python HTTP
+server playing the part of a service.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+
+from esc.settings import Settings, load
+from esc.stack import SERVICE_NAMES, StackError, parse_only, register_target, targets_dir, unregister_target
+from esc.stack.kafka import KAFKA_VERSION, new_cluster_id, render_server_properties
+from esc.stack.neo4j import neo4j_version
+from esc.stack.process import ProcessDied, http_ok, pid_alive, port_open, start_detached, tail, wait_until
+from esc.stack.prometheus import render_config
+from esc.stack.services import OPS_DIR, Service, read_flags
+
+RULES = sorted((OPS_DIR / "prometheus" / "rules").glob("*.yml"))
+
+
+@pytest.fixture
+def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    monkeypatch.setenv("ESC_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("ESC_CACHE_DIR", str(tmp_path / "cache"))
+    return load()
+
+
+def promtool() -> str:
+    found = shutil.which("promtool")
+    if found is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("promtool is missing in CI: apt-get install --no-install-recommends prometheus")
+        pytest.skip("promtool not installed (apt-get install prometheus); required when CI=true")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# --- Prometheus ----------------------------------------------------------------------------------------------------
+
+
+def test_rule_files_exist_and_pass_promtool() -> None:
+    assert RULES, "ops/prometheus/rules/*.yml is empty"
+    out = subprocess.run([promtool(), "check", "rules", *map(str, RULES)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_alert_rules_fire_as_specified_in_promtool_unit_tests() -> None:
+    tests = OPS_DIR / "prometheus" / "tests" / "esc_rules_test.yml"
+    out = subprocess.run(
+        [promtool(), "test", "rules", str(tests)], capture_output=True, text=True, cwd=tests.parent
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_alert_names_cover_the_design() -> None:
+    import yaml
+
+    alerts = {
+        rule["alert"]
+        for path in RULES
+        for group in yaml.safe_load(path.read_text())["groups"]
+        for rule in group["rules"]
+        if "alert" in rule
+    }
+    assert {"EscSchemaDiffBurst", "EscDlqRateHigh", "EscFreshnessP95High", "EscConsumerLagHigh"} <= alerts
+
+
+def test_rendered_native_config_is_valid(tmp_path: Path) -> None:
+    targets = tmp_path / "targets"
+    targets.mkdir()
+    text = render_config(
+        esc_target="127.0.0.1:6066",
+        self_target="127.0.0.1:19090",
+        targets=targets,
+        rules=OPS_DIR / "prometheus" / "rules",
+    )
+    config = tmp_path / "prometheus.yml"
+    config.write_text(text)
+    import yaml
+
+    parsed = yaml.safe_load(text)
+    jobs = {job["job_name"]: job for job in parsed["scrape_configs"]}
+    assert jobs["esc"]["static_configs"][0]["targets"] == ["127.0.0.1:6066"]
+    assert jobs["esc-extra"]["file_sd_configs"][0]["files"] == [f"{targets}/*.json"]
+    assert parsed["global"]["scrape_interval"] == "1s"
+    out = subprocess.run([promtool(), "check", "config", str(config)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_register_target_writes_file_sd_json_atomically(settings: Settings) -> None:
+    path = register_target(settings, "worker-2", "127.0.0.1:6067", {"worker": "w2"})
+    assert path.parent == targets_dir(settings)
+    assert json.loads(path.read_text()) == [{"targets": ["127.0.0.1:6067"], "labels": {"worker": "w2"}}]
+    assert [p.name for p in targets_dir(settings).iterdir()] == ["worker-2.json"]  # no temp file left behind
+    assert unregister_target(settings, "worker-2") is True
+    assert unregister_target(settings, "worker-2") is False
+
+
+@pytest.mark.parametrize("name", ["../escape", "a/b", "", "x" * 101, "sp ace"])
+def test_register_target_rejects_unsafe_names(settings: Settings, name: str) -> None:
+    with pytest.raises(ValueError, match="target name"):
+        register_target(settings, name, "127.0.0.1:1")
+
+
+# --- Kafka and Neo4j -------------------------------------------------------------------------------------------------
+
+
+def test_kafka_server_properties_render_every_essential(tmp_path: Path) -> None:
+    text = render_server_properties(
+        host="127.0.0.1", port=19092, controller_port=19093, data_dir=tmp_path / "d"
+    )
+    props = dict(line.split("=", 1) for line in text.splitlines() if line and not line.startswith("#"))
+    assert "$" not in text
+    assert props["process.roles"] == "broker,controller"
+    assert props["controller.quorum.voters"] == "1@127.0.0.1:19093"
+    assert props["listeners"] == "PLAINTEXT://127.0.0.1:19092,CONTROLLER://127.0.0.1:19093"
+    assert props["advertised.listeners"] == props["listeners"]
+    assert props["controller.listener.names"] == "CONTROLLER"
+    assert props["log.dirs"] == str(tmp_path / "d")
+    assert props["offsets.topic.replication.factor"] == "1"
+    assert props["transaction.state.log.replication.factor"] == "1"
+    assert props["transaction.state.log.min.isr"] == "1"
+    assert props["group.initial.rebalance.delay.ms"] == "0"
+
+
+def test_cluster_id_is_base64url_of_16_bytes_without_padding() -> None:
+    ids = {new_cluster_id() for _ in range(20)}
+    assert len(ids) == 20
+    for cid in ids:
+        assert len(cid) == 22 and "=" not in cid
+        assert len(base64.urlsafe_b64decode(cid + "==")) == 16
+
+
+def test_poms_pin_the_versions_the_driver_caches_under() -> None:
+    kafka_pom = (OPS_DIR / "kafka" / "pom.xml").read_text()
+    assert f"<kafka.version>{KAFKA_VERSION}</kafka.version>" in kafka_pom
+    assert (
+        "<artifactId>reload4j</artifactId>" in kafka_pom
+        and "<artifactId>slf4j-reload4j</artifactId>" in kafka_pom
+    )
+    assert neo4j_version().startswith("5.26.")
+    assert "<artifactId>neo4j-bolt</artifactId>" in (OPS_DIR / "neo4j" / "pom.xml").read_text()
+
+
+def test_jvm_flags_keep_heaps_small_and_open_java_nio_for_neo4j() -> None:
+    neo4j = read_flags(OPS_DIR / "neo4j" / "jvm.flags")
+    kafka = read_flags(OPS_DIR / "kafka" / "jvm.flags")
+    assert "-Xmx1g" in neo4j and "-Xmx768m" in kafka
+    assert "--add-opens=java.base/java.nio=ALL-UNNAMED" in neo4j
+    assert all(not f.startswith("#") and f.strip() == f for f in neo4j + kafka)
+
+
+def test_parse_only_keeps_start_order_and_rejects_unknown_names() -> None:
+    assert parse_only(None) == list(SERVICE_NAMES) == ["kafka", "neo4j", "weaviate", "prometheus"]
+    assert parse_only("neo4j, KAFKA") == ["kafka", "neo4j"]
+    assert parse_only("") == list(SERVICE_NAMES)
+    with pytest.raises(ValueError, match="redis"):
+        parse_only("kafka,redis")
+
+
+# --- process lifecycle with a stand-in service --------------------------------------------------------------------
+
+
+class PyHttp(Service):
+    """``python -m http.server`` as a service; ``crash=True`` makes it exit at once with a message."""
+
+    name = "pyhttp"
+    start_timeout = 20.0
+    stop_timeout = 5.0
+
+    def __init__(self, settings: Settings, port: int, crash: bool = False) -> None:
+        super().__init__(settings, say=lambda _: None)
+        self.port = port
+        self.crash = crash
+
+    @property
+    def address(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ports(self) -> Sequence[int]:
+        return (self.port,)
+
+    def install(self) -> None:
+        pass
+
+    def prepare(self) -> None:
+        (self.dir / "www").mkdir(exist_ok=True)
+
+    def command(self) -> tuple[list[str], Mapping[str, str]]:
+        if self.crash:
+            code = "import sys; print('boom: config is broken', flush=True); sys.exit(3)"
+            return [sys.executable, "-c", code], dict(os.environ)
+        argv = [sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1"]
+        return [*argv, "--directory", str(self.dir / "www")], dict(os.environ)
+
+    def ready(self) -> bool:
+        return http_ok(f"{self.address}/")
+
+
+def test_service_starts_detached_reports_status_and_stops_idempotently(settings: Settings) -> None:
+    service = PyHttp(settings, free_port())
+    assert service.status().state == "down"
+    assert service.start() > 0
+    pid = service.pid()
+    assert pid is not None and pid_alive(pid)
+    assert service.pid_file.read_text().strip() == str(pid)
+    status = service.status()
+    assert (status.state, status.pid, status.address) == ("up", pid, service.address)
+    assert service.start() == 0.0  # already running: nothing restarted
+    assert service.pid() == pid
+    assert service.stop() is True
+    assert not pid_alive(pid) and not port_open("127.0.0.1", service.port)
+    assert service.stop() is False  # idempotent
+    assert service.status().state == "down"
+
+
+def test_service_that_dies_fails_with_its_name_log_and_last_lines(settings: Settings) -> None:
+    service = PyHttp(settings, free_port(), crash=True)
+    with pytest.raises(StackError) as info:
+        service.start()
+    message = str(info.value)
+    assert message.startswith("pyhttp: failed to start")
+    assert "exited with code 3" in message
+    assert str(service.log_file) in message and "boom: config is broken" in message
+    assert service.pid() is None and not service.pid_file.exists()
+
+
+def test_busy_port_is_reported_instead_of_starting_a_second_server(settings: Settings) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        with pytest.raises(StackError, match=f"port\\(s\\) {port} .* already in use"):
+            PyHttp(settings, port).start()
+
+
+def test_wait_until_notices_a_dead_process_and_tail_reads_the_end(tmp_path: Path) -> None:
+    log, pid_file = tmp_path / "x.log", tmp_path / "x.pid"
+    proc = start_detached(
+        [sys.executable, "-c", "print('\\n'.join(f'line {i}' for i in range(500)))"],
+        log_file=log,
+        pid_file=pid_file,
+    )
+    with pytest.raises(ProcessDied):
+        wait_until(lambda: False, timeout=30, what="never", proc=proc, interval=0.05)
+    assert tail(log, 2) == "line 498\nline 499"
+    assert tail(tmp_path / "missing.log") == ""
