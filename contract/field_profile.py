@@ -74,12 +74,19 @@ class FieldProfile:
 
     # ---------------------------------------------------------------------------------------------- building
     @classmethod
-    def empty(cls, name: str, path: str | None = None, position: int = 0, caps: Caps = DEFAULT_CAPS) -> FieldProfile:
+    def empty(
+        cls, name: str, path: str | None = None, position: int = 0, caps: Caps = DEFAULT_CAPS
+    ) -> FieldProfile:
         return build_from_groups(name, path or name, position, [], [], np.empty(0, np.uint64), [], caps=caps)
 
     @classmethod
     def of(
-        cls, name: str, values: Iterable[Any], path: str | None = None, position: int = 0, caps: Caps = DEFAULT_CAPS
+        cls,
+        name: str,
+        values: Iterable[Any],
+        path: str | None = None,
+        position: int = 0,
+        caps: Caps = DEFAULT_CAPS,
     ) -> FieldProfile:
         """Profile of a batch of raw values as readers deliver them (None is a null)."""
         groups: dict[tuple[int, str], list[Any]] = {}  # (hash, physical type) -> [raw value, count, rep]

@@ -160,7 +160,11 @@ class SourceProfile:
 
     @classmethod
     def of_rows(
-        cls, name: str, rows: Sequence[Mapping[str, Any]], caps: Caps = DEFAULT_CAPS, formats: tuple[str, ...] = ()
+        cls,
+        name: str,
+        rows: Sequence[Mapping[str, Any]],
+        caps: Caps = DEFAULT_CAPS,
+        formats: tuple[str, ...] = (),
     ) -> SourceProfile:
         position: dict[str, int] = {}
         for row in rows:
@@ -169,7 +173,8 @@ class SourceProfile:
                     position[k] = i
         names = sorted(position, key=lambda c: (position[c], c))
         fields = {
-            c: FieldProfile.of(c, (row.get(c) for row in rows), position=position[c], caps=caps) for c in names
+            c: FieldProfile.of(c, (row.get(c) for row in rows), position=position[c], caps=caps)
+            for c in names
         }
         combos: dict[tuple[str, ...], ComboProfile] = {}
         cands = key_candidates(names)
@@ -306,7 +311,9 @@ class SourceProfile:
             int(d["records"]),
             {n: FieldProfile.from_dict(f, caps) for n, f in d["fields"].items()},
             {tuple(c["columns"]): ComboProfile.from_dict(c) for c in d["combos"]},
-            None if p is None else ParentStats(p["parent"], p["array_path"], int(p["rows"]), dict(p["matches"])),
+            None
+            if p is None
+            else ParentStats(p["parent"], p["array_path"], int(p["rows"]), dict(p["matches"])),
             tuple(d.get("formats", ())),
         )
 

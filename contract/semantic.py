@@ -148,8 +148,24 @@ def id_word(name: str) -> str | None:
 
 
 _MONEY_WORDS = {
-    "price", "cost", "amount", "total", "freight", "balance", "acctbal", "salary", "fee", "revenue",
-    "payment", "extendedprice", "retailprice", "supplycost", "totalprice", "charge", "tax", "subtotal",
+    "price",
+    "cost",
+    "amount",
+    "total",
+    "freight",
+    "balance",
+    "acctbal",
+    "salary",
+    "fee",
+    "revenue",
+    "payment",
+    "extendedprice",
+    "retailprice",
+    "supplycost",
+    "totalprice",
+    "charge",
+    "tax",
+    "subtotal",
 }
 _PERCENT_WORDS = {"percent", "pct", "percentage", "discount", "ratio"}
 _NAME_WORDS = {"name", "title", "firstname", "lastname", "surname", "company", "companyname", "contactname"}

@@ -54,7 +54,9 @@ def _splitmix64_np(x: np.ndarray) -> np.ndarray:
 
 
 def _hash_str(s: str) -> int:
-    return int.from_bytes(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+    return int.from_bytes(
+        hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+    )
 
 
 def _hash_int(i: int) -> int:
@@ -322,7 +324,11 @@ class BottomK:
         return (self.k - 1) / ((self.threshold + 1) / 2.0**64)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, BottomK) and self.k == other.k and bool(np.array_equal(self.hashes, other.hashes))
+        return (
+            isinstance(other, BottomK)
+            and self.k == other.k
+            and bool(np.array_equal(self.hashes, other.hashes))
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {"k": self.k, "hashes": _pack(self.hashes)}
