@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
+
+if TYPE_CHECKING:
+    from agents.query.plan import PlanRow, QueryPlan
 
 
 class GraphStore(ABC):
@@ -33,7 +36,11 @@ class GraphStore(ABC):
 
     @abstractmethod
     def read(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-        """Run a read-only query and return rows as dicts."""
+        """Run a read-only query in the backend's own language and return rows as dicts."""
+
+    @abstractmethod
+    def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
+        """Compile a validated plan to the backend's language (values as parameters) and run it read-only."""
 
     @abstractmethod
     def close(self) -> None: ...

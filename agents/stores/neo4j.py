@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from agents.query.plan import PlanRow, QueryPlan
 from agents.stores.base import GraphStore
 from agents.stores.cypher import ident, to_properties
 from agents.types import EdgeWrite, EntityWrite, SourceRecordRef
@@ -132,6 +133,17 @@ class Neo4jGraphStore(GraphStore):
             query, parameters_=params or {}, routing_=neo4j.RoutingControl.READ, database_=self._database
         )
         return [r.data() for r in records]
+
+    def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
+        """Compile to parameterized Cypher (agents.query.cypher) and run it in a read transaction."""
+        from agents.query.cypher import compile_plan
+
+        query, params = compile_plan(plan)
+        rows = self.read(query, params)
+        return [
+            PlanRow(values={k: v for k, v in r.items() if k != "_citations"}, citations=r.get("_citations") or [])
+            for r in rows
+        ]
 
     def close(self) -> None:
         self._driver.close()

@@ -74,7 +74,9 @@ def worker(tmp_path: Path) -> Iterator[dict[str, Any]]:
             proc.wait()
 
 
-def test_csv_drop_reaches_neo4j_weaviate_and_prometheus(worker: dict[str, Any]) -> None:
+def test_csv_drop_reaches_neo4j_weaviate_and_prometheus(
+    kafka_bootstrap: str, neo4j_driver: Any, weaviate_client: Any, prometheus_url: str, worker: dict[str, Any]
+) -> None:
     from agents.stores.neo4j import Neo4jGraphStore
     from agents.stores.weaviate import WeaviateVectorStore, collection_name
 
@@ -106,7 +108,7 @@ def test_csv_drop_reaches_neo4j_weaviate_and_prometheus(worker: dict[str, Any]) 
         assert hits and "Grace Hopper" in hits[0]["text"] and hits[0]["source"] == label
 
         query = f'sum(esc_records_in_total{{source="{label}"}})'
-        url = f"{settings.prometheus_url}/api/v1/query?" + urllib.parse.urlencode({"query": query})
+        url = f"{prometheus_url}/api/v1/query?" + urllib.parse.urlencode({"query": query})
 
         def prom() -> float:
             with urllib.request.urlopen(url, timeout=5) as resp:
@@ -116,12 +118,9 @@ def test_csv_drop_reaches_neo4j_weaviate_and_prometheus(worker: dict[str, Any]) 
         poll(prom, lambda v: v == len(ROWS), 45, "the records counter in Prometheus", worker["log"])
     finally:
         graph.close()
-        import neo4j
-
-        with neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=None) as driver:
-            driver.execute_query(
-                f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
-            )
+        neo4j_driver.execute_query(
+            f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
+        )
         if vectors.count(collection):
             vectors.drop(collection)
         vectors.close()
