@@ -62,9 +62,12 @@ Step 1: check the field catalog for fields no entity covers. Only reference fiel
 
 
 class SettingsLike(Protocol):
-    llm_base_url: str
-    llm_model: str
-    llm_api_key: str
+    @property
+    def llm_base_url(self) -> str: ...
+    @property
+    def llm_model(self) -> str: ...
+    @property
+    def llm_api_key(self) -> str: ...
 
 
 @dataclass(frozen=True)

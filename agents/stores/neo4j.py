@@ -77,7 +77,7 @@ class Neo4jGraphStore(GraphStore):
                 "SET s.source = row.source, s.record_id = row.record_id, s.location = row.location, "
                 "s.file = row.file "
                 f"MERGE (n:{ident(label)} {{{merge_map}}}) "
-                "SET n += row.props, n._contract_version = row.v "
+                "SET n += row.props, n._contract_version = row.v, n._stub = null "
                 f"MERGE (n)-[:{DERIVED_FROM}]->(s)"
             )
             self._driver.execute_query(query, rows=params, database_=self._database)
@@ -85,6 +85,8 @@ class Neo4jGraphStore(GraphStore):
         return written
 
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
+        """MERGE edges from existing entities; a target not seen yet is MERGEd as a stub (``_stub = true``) that
+        its own record fills in later, so arrival order never loses an edge."""
         groups: dict[tuple[str, str, tuple[str, ...], str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
             fk, tk = tuple(row.from_key), tuple(row.to_key)
@@ -102,9 +104,10 @@ class Neo4jGraphStore(GraphStore):
             query = (
                 "UNWIND $rows AS row "
                 f"MATCH (a:{ident(flabel)} {{{fmap}}}) "
-                f"MATCH (b:{ident(tlabel)} {{{tmap}}}) "
+                f"MERGE (b:{ident(tlabel)} {{{tmap}}}) ON CREATE SET b._stub = true "
                 f"MERGE (a)-[r:{ident(rtype)}]->(b) SET r._contract_version = row.v"
             )
+            self.ensure_entity_key(tlabel, tk)
             summary = self._driver.execute_query(query, rows=params, database_=self._database).summary
             written += summary.counters.relationships_created + summary.counters.properties_set
         return written

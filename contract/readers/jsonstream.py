@@ -136,7 +136,8 @@ def parse_value(cb: CharBuffer, max_chars: int, *, skip_big: bool = True) -> Par
         try:
             value, end = _DECODER.raw_decode(cb.buf, cb.pos)
         except json.JSONDecodeError as exc:
-            error = exc
+            # keep only the message: the exception holds the whole buffer and, via its traceback, a cycle
+            error = exc.msg
             if cb.eof:
                 break
             if len(cb.buf) - cb.pos > max_chars:
@@ -158,18 +159,18 @@ def parse_value(cb: CharBuffer, max_chars: int, *, skip_big: bool = True) -> Par
     return _recover(cb, max_chars, error, skip_big)
 
 
-def _recover(cb: CharBuffer, max_chars: int, error: json.JSONDecodeError, skip_big: bool) -> Parsed:
+def _recover(cb: CharBuffer, max_chars: int, error: str, skip_big: bool) -> Parsed:
     skipper = _Skipper()
     start = cb.pos
     end = skipper.find(cb.buf, start)
     if end is not None:
         raw = cb.buf[start:end]
         cb.pos = end
-        return Parsed("bad", reason=f"malformed JSON: {error.msg}", raw=raw, size=end - start)
+        return Parsed("bad", reason=f"malformed JSON: {error}", raw=raw, size=end - start)
     if cb.eof:
         raw = cb.buf[start:]
         cb.pos = len(cb.buf)
-        return Parsed("eof", reason=f"unexpected end of file inside a value: {error.msg}", raw=raw)
+        return Parsed("eof", reason=f"unexpected end of file inside a value: {error}", raw=raw)
     # Over the limit and not finished: skip the rest of the element chunk by chunk.
     raw = cb.buf[start : start + 200]
     if not skip_big:

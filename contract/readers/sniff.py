@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-SAMPLE_BYTES = 1 << 20  # prefix used to guess an encoding
+SAMPLE_BYTES = 256 << 10  # prefix used to guess an encoding (later surprises: see lines.Lines)
 DIALECT_SAMPLE_CHARS = 64 << 10
 DIALECT_ROWS = 50
 

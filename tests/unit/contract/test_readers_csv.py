@@ -142,9 +142,10 @@ def test_oversized_line_and_row_are_rejected_without_stopping(tmp_path: Path) ->
         assert r.raw is not None and len(r.raw) < 2100
 
 
-def test_unterminated_quote_does_not_swallow_memory_or_raise(tmp_path: Path) -> None:
+def test_runaway_quote_is_one_rejected_record_and_reading_resumes(tmp_path: Path) -> None:
     p = tmp_path / "q.csv"
-    p.write_text('a,b\n1,"open\n' + "2,x\n" * 2000, encoding="utf-8")
+    p.write_text('a,b\n1,"open\n' + "2,x\n" * 2000 + '3,"closed"\n4,y\n', encoding="utf-8")
     recs, rejs = _read(p, max_record_bytes=500)
-    assert rejs  # reported, not raised
-    assert all(isinstance(r.reason, str) and r.reason for r in rejs)
+    assert [r.values for r in recs] == [{"a": "4", "b": "y"}]
+    assert len(rejs) == 1 and "over the limit" in rejs[0].reason
+    assert rejs[0].location is not None and rejs[0].location.line == 2
