@@ -235,6 +235,22 @@ def test_prometheus_scrapes_a_registered_target(prometheus_url: str, stack_setti
         thread.join(timeout=5)
 
 
+def test_dashboard_and_rule_queries_are_valid_promql(prometheus_url: str) -> None:
+    """Every Grafana panel query parses and evaluates in the running Prometheus (no data needed)."""
+    from esc.stack.services import OPS_DIR
+
+    dashboard = json.loads((OPS_DIR / "grafana" / "dashboards" / "esc.json").read_text())
+    exprs = [t["expr"] for p in dashboard["panels"] for t in p["targets"]]
+    assert exprs
+    for expr in exprs:
+        _query(prometheus_url, expr.replace("$__rate_interval", "1m"))
+    # The rule files are loaded by the running server.
+    with urllib.request.urlopen(f"{prometheus_url}/api/v1/rules", timeout=5) as response:
+        groups = json.load(response)["data"]["groups"]
+    alerts = {r["name"] for g in groups for r in g["rules"] if r["type"] == "alerting"}
+    assert {"EscSchemaDiffBurst", "EscDlqRateHigh", "EscFreshnessP95High", "EscConsumerLagHigh"} <= alerts
+
+
 # --- the CLI's own view ------------------------------------------------------------------------------------------
 
 
