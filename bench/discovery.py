@@ -1,0 +1,192 @@
+"""Discovery benchmark: identity keys, foreign keys and hierarchy against ground truth, with time and memory.
+
+    .venv/bin/python bench/discovery.py                      # the three shared packs + TPC-H SF 0.01
+    .venv/bin/python bench/discovery.py --tpch 0.01,1 --json
+    .venv/bin/python bench/discovery.py --packs chinook --tpch ''
+
+Scoring (per dataset):
+* identity keys: the set of (source, frozenset(key fields)) pairs, predicted vs true; sources without a predicted
+  key count as misses;
+* foreign keys: the set of (from.source, from.fields, to.source, to.fields), order-sensitive; truth FKs with
+  ``child_nonnull_rows == 0`` are left out of recall (they cannot be seen in the data) but a predicted one still
+  counts as a hit;
+* hierarchy: (parent, child, path, parent_fields, child_fields).
+
+TPC-H truth is written here from the specification (clause 1.4.1/1.4.2): keys r_regionkey, n_nationkey,
+s_suppkey, c_custkey, p_partkey, (ps_partkey, ps_suppkey), o_orderkey, (l_orderkey, l_linenumber); foreign
+keys n_regionkey, s_nationkey, c_nationkey, ps_partkey, ps_suppkey, o_custkey, l_orderkey, (l_partkey,
+l_suppkey) -> partsupp, and l_partkey -> part, l_suppkey -> supplier, which the spec also lists: 10 in all,
+each counted once. Data is generated with ``tpchgen-cli`` and cached under ~/.cache/esc/tpch/sf<N>.
+
+Memory: each dataset runs in a fresh (spawned) process that reports its own peak RSS (``ru_maxrss``), so one
+dataset's peak does not hide the next one's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+EVAL = REPO.parent / "shared" / "eval" / "relational"
+CACHE = Path.home() / ".cache" / "esc" / "tpch"
+
+TPCH_KEYS = {
+    "region": ["r_regionkey"],
+    "nation": ["n_nationkey"],
+    "supplier": ["s_suppkey"],
+    "customer": ["c_custkey"],
+    "part": ["p_partkey"],
+    "partsupp": ["ps_partkey", "ps_suppkey"],
+    "orders": ["o_orderkey"],
+    "lineitem": ["l_orderkey", "l_linenumber"],
+}
+TPCH_FKS = [
+    ("nation", ["n_regionkey"], "region", ["r_regionkey"]),
+    ("supplier", ["s_nationkey"], "nation", ["n_nationkey"]),
+    ("customer", ["c_nationkey"], "nation", ["n_nationkey"]),
+    ("partsupp", ["ps_partkey"], "part", ["p_partkey"]),
+    ("partsupp", ["ps_suppkey"], "supplier", ["s_suppkey"]),
+    ("orders", ["o_custkey"], "customer", ["c_custkey"]),
+    ("lineitem", ["l_orderkey"], "orders", ["o_orderkey"]),
+    ("lineitem", ["l_partkey", "l_suppkey"], "partsupp", ["ps_partkey", "ps_suppkey"]),
+    ("lineitem", ["l_partkey"], "part", ["p_partkey"]),
+    ("lineitem", ["l_suppkey"], "supplier", ["s_suppkey"]),
+]
+
+
+def prf(pred: set[Any], truth: set[Any], optional: set[Any] | None = None) -> dict[str, Any]:
+    optional = optional or set()
+    tp = len(pred & (truth | optional))
+    p = tp / len(pred) if pred else 1.0
+    need = truth - optional
+    r = len(pred & need) / len(need) if need else 1.0
+    f = 2 * p * r / (p + r) if p + r else 0.0
+    return {
+        "precision": round(p, 4),
+        "recall": round(r, 4),
+        "f1": round(f, 4),
+        "false_positives": sorted(map(str, pred - truth - optional)),
+        "missed": sorted(map(str, need - pred)),
+    }
+
+
+def tpch_truth() -> dict[str, Any]:
+    return {
+        "sources": {s: {"identity_key": k} for s, k in TPCH_KEYS.items()},
+        "foreign_keys": [
+            {"from": {"source": a, "fields": af}, "to": {"source": b, "fields": bf}, "child_nonnull_rows": 1}
+            for a, af, b, bf in TPCH_FKS
+        ],
+        "hierarchy": [],
+    }
+
+
+def score(contract: Any, truth: dict[str, Any]) -> dict[str, Any]:
+    pk = {(s, frozenset(spec.identity_key)) for s, spec in contract.sources.items() if spec.identity_key}
+    tk = {(s, frozenset(v["identity_key"])) for s, v in truth["sources"].items()}
+    pf = {(fk.from_.source, tuple(fk.from_.fields), fk.to.source, tuple(fk.to.fields)) for fk in contract.foreign_keys}
+    tf_all = {
+        (f["from"]["source"], tuple(f["from"]["fields"]), f["to"]["source"], tuple(f["to"]["fields"]))
+        for f in truth["foreign_keys"]
+    }
+    unseen = {
+        (f["from"]["source"], tuple(f["from"]["fields"]), f["to"]["source"], tuple(f["to"]["fields"]))
+        for f in truth["foreign_keys"]
+        if f.get("child_nonnull_rows", 1) == 0
+    }
+    ph = {(h.parent, h.child, h.path, tuple(h.parent_fields), tuple(h.child_fields)) for h in contract.hierarchy}
+    th = {
+        (h["parent"], h["child"], h["path"], tuple(h["parent_fields"]), tuple(h["child_fields"]))
+        for h in truth["hierarchy"]
+    }
+    return {"keys": prf(pk, tk), "foreign_keys": prf(pf, tf_all - unseen, unseen), "hierarchy": prf(ph, th)}
+
+
+def _run(name: str, root: str, truth: dict[str, Any], out: Any) -> None:
+    from contract.discover import discover
+
+    t0 = time.perf_counter()
+    res = discover(Path(root))
+    secs = time.perf_counter() - t0
+    rows = sum(s.records for s in res.contract.sources.values())
+    out.put(
+        {
+            "dataset": name,
+            "seconds": round(secs, 2),
+            "records": rows,
+            "sources": len(res.contract.sources),
+            "errors": len(res.errors),
+            "columnar_sources": sorted(s for s, m in res.meta.items() if m.get("columnar")),
+            "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            **score(res.contract, truth),
+        }
+    )
+
+
+def run_isolated(name: str, root: Path, truth: dict[str, Any]) -> dict[str, Any]:
+    """One dataset in a fresh process: its own time and peak RSS."""
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    proc = ctx.Process(target=_run, args=(name, str(root), truth, q))
+    proc.start()
+    result = q.get()
+    proc.join()
+    return dict(result)
+
+
+def tpch_dir(sf: str) -> Path:
+    d = CACHE / f"sf{sf}"
+    if not (d / "lineitem.csv").exists():
+        exe = shutil.which("tpchgen-cli") or str(Path(sys.executable).parent / "tpchgen-cli")
+        d.mkdir(parents=True, exist_ok=True)
+        subprocess.run([exe, "csv", "-s", sf, "-o", str(d), "--overwrite"], check=True)
+    return d
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--packs", default="chinook,sakila,northwind", help="comma list of shared packs ('' for none)")
+    ap.add_argument("--tpch", default="0.01", help="comma list of TPC-H scale factors ('' for none)")
+    ap.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
+    args = ap.parse_args()
+    results = []
+    for pack in [p for p in args.packs.split(",") if p]:
+        truth = json.loads((EVAL / pack / "truth.json").read_text())
+        results.append(run_isolated(pack, EVAL / pack / "drop", truth))
+    for sf in [s for s in args.tpch.split(",") if s]:
+        results.append(run_isolated(f"tpch-sf{sf}", tpch_dir(sf), tpch_truth()))
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    head = f"{'dataset':<14}{'records':>10}{'sec':>8}{'RSS MiB':>9}  {'key P/R/F1':<20}{'FK P/R/F1':<20}{'hier P/R/F1':<20}"
+    print(head)
+    print("-" * len(head))
+    for r in results:
+
+        def f(k: str, r: dict[str, Any] = r) -> str:
+            return f"{r[k]['precision']:.2f}/{r[k]['recall']:.2f}/{r[k]['f1']:.2f}"
+
+        print(
+            f"{r['dataset']:<14}{r['records']:>10}{r['seconds']:>8.2f}{r['peak_rss_mib']:>9.0f}  "
+            f"{f('keys'):<20}{f('foreign_keys'):<20}{f('hierarchy'):<20}"
+        )
+    for r in results:
+        for part in ("keys", "foreign_keys", "hierarchy"):
+            for kind in ("false_positives", "missed"):
+                for item in r[part][kind]:
+                    print(f"  {r['dataset']}: {part} {kind[:-1].replace('_', ' ')}: {item}")
+
+
+if __name__ == "__main__":
+    main()
