@@ -149,7 +149,8 @@ def assign_entity_names(sources: list[str], pinned: Mapping[str, str] | None = N
     pinned = dict(pinned or {})
     names: dict[str, str] = {s: pinned[s] for s in sorted(sources) if s in pinned}
     taken = set(names.values()) | {n for s, n in pinned.items() if s not in names}
-    for source in sorted(sources, key=lambda s: (len(_segments(s)), s)):  # top-level sources claim short names
+    # top-level sources claim short names first
+    for source in sorted(sources, key=lambda s: (len(_segments(s)), s)):
         if source in names:
             continue
         candidate = entity_name(source)
