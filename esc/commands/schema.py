@@ -1,0 +1,84 @@
+"""``esc schema``: the current contract, any earlier version, the diff between two, or a live tail of diffs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import typer
+
+from esc.settings import load
+
+
+def schema(
+    version: int = typer.Option(None, "--version", help="Show this version instead of the latest."),
+    diff: tuple[int, int] = typer.Option((None, None), "--diff", help="Show what version B added over A."),
+    follow: bool = typer.Option(False, "--follow", help="Tail esc.schema.diffs like a subscriber (Ctrl-C stops)."),
+    as_json: bool = typer.Option(False, "--json", help="JSON output."),
+    as_yaml: bool = typer.Option(False, "--yaml", help="Print the whole contract as YAML."),
+) -> None:
+    """Show the contract published on esc.schema.contracts, or follow esc.schema.diffs."""
+    from contract import serde
+    from contract.evolve import diff_items
+    from contract.model import Contract, ContractDiff
+    from streams.runtime.kafka_io import read_topic
+    from streams.schema_events import latest_key, parse_contract, version_key
+    from streams.topics import SCHEMA_CONTRACTS, SCHEMA_DIFFS
+
+    settings = load()
+    contracts_topic = SCHEMA_CONTRACTS.name(settings.topic_prefix)
+
+    async def fetch(key: bytes) -> Contract | None:
+        found: Contract | None = None
+        async for msg in read_topic(settings, contracts_topic, key_filter=lambda k: k == key):
+            if msg.value is not None:
+                found = parse_contract(msg.value)
+        return found
+
+    async def tail() -> None:
+        async for msg in read_topic(settings, SCHEMA_DIFFS.name(settings.topic_prefix), follow=True):
+            event = json.loads(msg.value)
+            if as_json:
+                typer.echo(json.dumps(event, sort_keys=True))
+            else:
+                data = event.get("data", {})
+                kinds = ", ".join(f"{k}: {len(v)}" for k, v in data.get("added", {}).items())
+                typer.echo(f"v{data.get('from_version')} -> v{data.get('to_version')}  {kinds}  ({data.get('reason', '')})")
+
+    if follow:
+        try:
+            asyncio.run(tail())
+        except KeyboardInterrupt:
+            pass
+        return
+
+    cid = settings.app_id
+    if diff != (None, None):
+        a, b = diff
+        old, new = asyncio.run(fetch(version_key(cid, a))), asyncio.run(fetch(version_key(cid, b)))
+        if old is None or new is None:
+            typer.echo(f"version {a if old is None else b} not found on {contracts_topic}", err=True)
+            raise typer.Exit(1)
+        d = ContractDiff(contract_id=cid, from_version=a, to_version=b, added=diff_items(old, new))
+        typer.echo(json.dumps(serde.diff_to_dict(d), indent=2, sort_keys=True) if as_json else serde.dump_diff_yaml(d))
+        return
+
+    key = version_key(cid, version) if version is not None else latest_key(cid)
+    contract = asyncio.run(fetch(key))
+    if contract is None:
+        typer.echo(f"no contract{'' if version is None else f' version {version}'} on {contracts_topic} yet", err=True)
+        raise typer.Exit(1)
+    if as_json:
+        typer.echo(serde.dump_json(contract))
+    elif as_yaml:
+        typer.echo(serde.dump_yaml(contract))
+    else:
+        typer.echo(f"contract {contract.contract_id} v{contract.version}: {len(contract.sources)} sources, "
+                   f"{len(contract.foreign_keys)} foreign keys, {len(contract.entities)} entity types")
+        for name, src in sorted(contract.sources.items()):
+            key_text = ", ".join(src.identity_key) or "(none proven)"
+            typer.echo(f"  {name} [{src.format}] {src.records} records, {len(src.fields)} fields, key: {key_text}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("schema")(schema)

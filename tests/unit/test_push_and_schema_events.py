@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+
+from contract.model import Contract, ContractDiff, DiffItem, SourceSpec
+from streams.events import DeadLetter, RecordEnvelope
+from streams.push import envelopes_from_lines
+from streams.schema_events import contract_value, diff_event, latest_key, parse_contract, version_key
+
+
+def test_push_lines_become_envelopes_or_dead_letters_with_reasons() -> None:
+    lines = [
+        b'{"id": 1, "name": "a"}\n',
+        b"\n",
+        b"{not json}\n",
+        b"[1, 2]\n",
+        b'[{"id": 2}, {"id": 3}]\n',
+        b'{"name": "no id"}\n',
+        b"\xff\xfe\n",
+    ]
+    out = list(envelopes_from_lines("things", lines, id_field="id"))
+    good = [o for o in out if isinstance(o, RecordEnvelope)]
+    dead = [o for o in out if isinstance(o, DeadLetter)]
+    assert [g.record_id for g in good] == ["1", "2", "3"]
+    assert all(g.source == "things" for g in good)
+    reasons = [d.reason.split(":")[0] for d in dead]
+    assert reasons == ["invalid json", "invalid record", "invalid record", "missing record id", "invalid json"]
+    assert dead[0].original == "{not json}\n"
+    assert dead[-1].original_encoding == "base64"
+
+
+def test_push_without_id_field_uses_content_ids() -> None:
+    out = list(envelopes_from_lines("s", [b'{"a": 1}', b'{"a": 1}']))
+    assert isinstance(out[0], RecordEnvelope) and isinstance(out[1], RecordEnvelope)
+    assert out[0].resolved_id() == out[1].resolved_id()
+
+
+def test_diff_event_is_cloudevents_with_added_items_by_kind() -> None:
+    diff = ContractDiff(
+        from_version=2,
+        to_version=3,
+        added=[DiffItem(kind="field", target="Customer.Fax", reason="new column"), DiffItem(kind="source", target="X")],
+        reason="records of Customer",
+    )
+    event = json.loads(diff_event(diff).model_dump_json())
+    assert event["specversion"] == "1.0" and event["type"] == "esc.schema.diff"
+    assert {"id", "source", "time", "data"} <= set(event)
+    assert event["data"]["from_version"] == 2 and event["data"]["to_version"] == 3
+    assert [i["target"] for i in event["data"]["added"]["field"]] == ["Customer.Fax"]
+    assert event["data"]["reason"] == "records of Customer"
+
+
+def test_contract_round_trips_through_topic_value_and_keys_are_distinct() -> None:
+    c = Contract(version=4, sources={"A": SourceSpec(format="csv", identity_key=["id"])})
+    assert parse_contract(contract_value(c)).sources["A"].identity_key == ["id"]
+    assert latest_key("esc") == b"esc" and version_key("esc", 4) == b"esc@v4"
