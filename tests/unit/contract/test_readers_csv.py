@@ -150,3 +150,11 @@ def test_runaway_quote_is_one_rejected_record_and_reading_resumes(tmp_path: Path
     assert [r.values for r in recs] == [{"a": "4", "b": "y"}]
     assert len(rejs) == 1 and "over the limit" in rejs[0].reason
     assert rejs[0].location is not None and rejs[0].location.line == 2
+
+
+def test_utf16_with_bom_is_read(tmp_path: Path) -> None:
+    p = tmp_path / "w.csv"
+    p.write_bytes("id;name\r\n1;Łódź\r\n2;東京\r\n".encode("utf-16"))
+    recs, rejs = _read(p)
+    assert rejs == []
+    assert [r.values for r in recs] == [{"id": "1", "name": "Łódź"}, {"id": "2", "name": "東京"}]

@@ -249,3 +249,10 @@ def test_huge_wrapper_object_is_streamed(tmp_path: Path) -> None:
     p.write_text(json.dumps({"rows": [{"i": i, "pad": "p" * 100} for i in range(n)], "meta": 1}))
     recs, rejs = _read(p, max_record_bytes=64 << 10)
     assert len(recs) == n and len(rejs) == 1 and "more members" in rejs[0].reason
+
+
+def test_jsonl_with_crlf_and_bom(tmp_path: Path) -> None:
+    p = tmp_path / "w.jsonl"
+    p.write_bytes(b'\xef\xbb\xbf{"a": "x"}\r\n{"a": "y"}\r\n')
+    recs, rejs = _read(p)
+    assert rejs == [] and [r.values for r in recs] == [{"a": "x"}, {"a": "y"}]
