@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from esc.stack.install import maven_libs
+from esc.stack.install import maven_libs, run_step
 from esc.stack.process import log_contains, wait_until
-from esc.stack.services import OPS_DIR, Service, java_binary, read_flags
+from esc.stack.services import OPS_DIR, Service, StackError, java_binary, read_flags
 
 READY_LINE = "ESC_NEO4J_READY"
+LAUNCHER = OPS_DIR / "neo4j" / "Launcher.java"
 PAGE_CACHE_BYTES = 128 * 1024 * 1024
 
 
@@ -57,6 +60,12 @@ class Neo4j(Service):
     def home(self) -> Path:
         return self.dir / "home"
 
+    @property
+    def launcher_classes(self) -> Path:
+        """Compiled Launcher, keyed by the source's hash (javac once instead of ~5 s per start)."""
+        digest = hashlib.sha256(LAUNCHER.read_bytes()).hexdigest()[:12]
+        return self.libs.parent / f"launcher-{digest}"
+
     def install(self) -> None:
         maven_libs(
             name=self.name,
@@ -65,17 +74,47 @@ class Neo4j(Service):
             cache_dir=self.cache_dir,
             say=self.say,
         )
+        self._compile_launcher()
+
+    def _compile_launcher(self) -> None:
+        target = self.launcher_classes
+        if (target / "Launcher.class").exists():
+            return
+        javac = shutil.which("javac")
+        if javac is None:
+            self.say(f"{self.name}: no javac (JRE only); Launcher.java runs as a single-file source program")
+            return
+        partial = target.with_name(target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        try:
+            run_step(
+                [javac, "-d", str(partial), "-cp", f"{self.libs}/*", str(LAUNCHER)],
+                what=f"{self.name}: javac Launcher.java",
+                log_file=self.cache_dir / "logs" / "neo4j-javac.log",
+                say=self.say,
+            )
+        except RuntimeError as exc:
+            raise StackError(self.name, str(exc)) from exc
+        if (target / "Launcher.class").exists():  # a concurrent `esc stack up` won the race
+            shutil.rmtree(partial, ignore_errors=True)
+        else:
+            partial.rename(target)
 
     def prepare(self) -> None:
         self.home.mkdir(parents=True, exist_ok=True)
 
     def command(self) -> tuple[list[str], Mapping[str, str]]:
+        compiled = self.launcher_classes
+        if (compiled / "Launcher.class").exists():
+            classpath, main = f"{self.libs}/*{os.pathsep}{compiled}", "Launcher"
+        else:  # Java 11+ compiles and runs a single source file directly
+            classpath, main = f"{self.libs}/*", str(LAUNCHER)
         argv = [
             java_binary(),
             *read_flags(OPS_DIR / "neo4j" / "jvm.flags"),
             "-cp",
-            f"{self.libs}/*",
-            str(OPS_DIR / "neo4j" / "Launcher.java"),
+            classpath,
+            main,
             str(self.home),
             self.settings.host,
             str(self.settings.neo4j_port),
