@@ -168,6 +168,22 @@ def _print_summary(
                 _confidence(fk.confidence),
             )
         console.print(fk_table)
+    for name in sorted(contract.sources):
+        violation = contract.sources[name].key_evidence.get("violation")
+        if isinstance(violation, dict):
+            observed = ", ".join(violation.get("observed_key") or []) or "none"
+            console.print(
+                f"[yellow]warning[/yellow]: identity key of {name} ({', '.join(contract.sources[name].identity_key)}) "
+                f"was not re-proved (observed key: {observed}); kept, see key_evidence.violation",
+                highlight=False,
+            )
+    for fk in contract.foreign_keys:
+        if "violation" in fk.evidence:
+            console.print(
+                f"[yellow]warning[/yellow]: foreign key {fk.from_.source}.{','.join(fk.from_.fields)} -> "
+                f"{fk.to.source} was not re-proved; kept",
+                highlight=False,
+            )
     for edge in contract.hierarchy:
         console.print(f"hierarchy: {edge.parent} > {edge.child} ({edge.path})")
     console.print(f"entities ({len(contract.entities)}): " + ", ".join(e.name for e in contract.entities))
@@ -250,12 +266,13 @@ def discover_command(
     prev = _load_previous(previous) if previous is not None else None
 
     result = _run_discovery(directory, Console(stderr=True), show_progress=True)
-    base = merge(prev, result.contract)
+    reason = f"esc discover {directory}"
+    base = merge(prev, result.contract, reason=reason)
     outcome: LLMOutcome | None = None
     llm_note = ""
     if llm:
         base, outcome, llm_note = _run_llm(base, Console(stderr=True))
-    reason = f"esc discover {directory}" + (" --llm" if outcome is not None else "")
+        reason += " --llm" if outcome is not None else ""
     contract, diff = evolve(prev, base, reason=reason)
 
     if out is not None:

@@ -193,3 +193,19 @@ def test_chinook_end_to_end(tmp_path: Path) -> None:
     } <= rels
     again = load_yaml((tmp_path / "chinook.yaml").read_text())
     assert again.version == 1 and {e.source for e in again.entities} == set(truth["sources"])
+
+
+def test_duplicate_key_keeps_the_key_and_warns(tmp_path: Path) -> None:
+    drop = write_drop(tmp_path / "drop")
+    v1 = tmp_path / "v1.yaml"
+    assert run(str(drop), "--out", str(v1))[0] == 0
+    with (drop / "customers.csv").open("a", encoding="utf-8") as fh:
+        fh.write("1,Someone Else,other@example.com\n")  # customer_id 1 again
+    code, output = run(str(drop), "--previous", str(v1), "--out", str(tmp_path / "after.yaml"))
+    assert code == 0
+    assert "warning: identity key of customers (customer_id) was not re-proved" in output.replace("\n", " ")
+    after = load_yaml((tmp_path / "after.yaml").read_text())
+    assert after.version == 1 and after.sources["customers"].identity_key == ["customer_id"]
+    violation = after.sources["customers"].key_evidence["violation"]
+    assert violation["reason"].startswith("esc discover")
+    assert violation["fields"]["customer_id"]["uniqueness"] < 1.0
