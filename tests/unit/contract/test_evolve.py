@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from contract.entities import with_entities
 from contract.evolve import check_monotonic, content_hash, evolve, merge
-from contract.model import Contract
+from contract.model import Contract, HierarchyEdge
 from contract.serde import dump_yaml
 from contract.typing import DIFF_KINDS, PhysicalType, widen
 from tests.fakes.contracts import chinook_like, field, fk, source
@@ -45,7 +45,21 @@ def observations(draw: st.DrawFn) -> Contract:
             and draw(st.booleans())
         ):
             fks.append(fk(name, ["ref"], target, ["id"], draw(st.floats(0.5, 1))))
-    return Contract(sources=sources, foreign_keys=fks)
+    hierarchy = []
+    if "Orders" in sources and "Orders.lines" in sources and draw(st.booleans()):
+        linked = (
+            sources["Orders"].field("id") is not None and sources["Orders.lines"].field("ref") is not None
+        )
+        hierarchy.append(
+            HierarchyEdge(
+                parent="Orders",
+                child="Orders.lines",
+                path="$[*].lines",
+                parent_fields=["id"] if linked else [],
+                child_fields=["ref"] if linked else [],
+            )
+        )
+    return Contract(sources=sources, foreign_keys=fks, hierarchy=hierarchy)
 
 
 def assert_extends(old: Contract, new: Contract) -> None:
@@ -59,6 +73,9 @@ def assert_extends(old: Contract, new: Contract) -> None:
         if src.identity_key:
             assert new.sources[name].identity_key == src.identity_key
     assert {k.signature() for k in old.foreign_keys} <= {k.signature() for k in new.foreign_keys}
+    assert {(h.parent, h.child, h.path) for h in old.hierarchy} <= {
+        (h.parent, h.child, h.path) for h in new.hierarchy
+    }
     new_entities = {e.name: e for e in new.entities}
     for e in old.entities:
         assert e.name in new_entities
