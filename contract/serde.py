@@ -112,6 +112,9 @@ def diff_to_dict(diff: ContractDiff) -> dict[str, Any]:
 # --------------------------------------------------------------------------------------------------- YAML
 
 
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 class _Dumper(yaml.SafeDumper):
     """Block style for structure, flow style for short lists of scalars (keys, field lists, examples)."""
 
@@ -196,7 +199,7 @@ def from_dict(data: Any) -> Contract:
 
 def load_yaml(text: str) -> Contract:
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # a safe loader (the C build when available)
     except yaml.YAMLError as exc:
         raise ContractFormatError(f"not valid YAML: {exc}") from exc
     return from_dict(data)
