@@ -9,6 +9,19 @@ Shape: a start node pattern, zero or more hops, then what to return. Examples:
 - lookup "email of customer Frank Ralston": start Customer{FirstName=Frank, LastName=Ralston}, return Email
 - count "how many tracks in album X": start Album{Title=X}, hop <-[ALBUM]- Track, return count(Track)
 - superlative "longest track": start Track, order by Milliseconds desc, limit 1, return Name
+- grouped superlative "genre with the most tracks": start Genre, hop <-[GENRE]- Track, returns Genre.Name and
+  count(Track) as ``n``, ``group_by=["n0"]`` (group by the Genre node, not its name), order by alias ``n`` desc, limit 1
+
+Semantics every backend implements (agents/query/memstore.py is the reference evaluator):
+- Rows are the matches of the start pattern and the hops (a path; each hop's target filters apply to it).
+- Without aggregates: one row per distinct combination of the matched nodes of the returned/ordered/cited vars,
+  ordered by ``order_by``, cut at ``limit``; each row cites the source records of its ``cite`` nodes.
+- With aggregates: rows are grouped by the nodes of ``group_by`` vars when given, else by the values of the
+  non-aggregate returns (no non-aggregate returns: one group over everything; an empty match still gives one
+  row, with count 0 and other aggregates null). ``order_by.alias`` orders groups by a returned alias.
+  Each group cites (at most ``CITE_CAP``) source records of its ``cite`` nodes.
+- ``ReturnItem.expr`` is arithmetic over properties of ``var`` (e.g. UnitPrice * Quantity * (1 - Discount)),
+  aggregated like a property. ``Filter`` op ``startswith`` compares the property rendered as text (years of dates).
 """
 
 from __future__ import annotations
@@ -17,7 +30,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Op = Literal["eq", "ieq", "contains", "gt", "gte", "lt", "lte", "in"]
+Op = Literal["eq", "ieq", "contains", "gt", "gte", "lt", "lte", "in", "startswith"]
 Agg = Literal["count", "count_distinct", "sum", "avg", "min", "max"]
 Direction = Literal["out", "in"]
 PlanKind = Literal["lookup", "list", "count", "aggregate", "superlative", "traverse"]
@@ -41,17 +54,38 @@ class Hop(BaseModel):
     target: NodePattern
 
 
+ArithOp = Literal["add", "sub", "mul", "div"]
+CITE_CAP = 20
+"""Most source records cited per result row of an aggregate (each backend caps the same way)."""
+
+
+class Expr(BaseModel):
+    """Arithmetic over properties of one node: exactly one of ``prop``, ``const`` or ``op`` with two ``args``."""
+
+    prop: str | None = None
+    const: float | None = None
+    op: ArithOp | None = None
+    args: list[Expr] = Field(default_factory=list)
+
+    def props(self) -> list[str]:
+        if self.prop is not None:
+            return [self.prop]
+        return [p for a in self.args for p in a.props()]
+
+
 class ReturnItem(BaseModel):
     var: str
     prop: str | None = None  # None with agg=count counts nodes
     agg: Agg | None = None
     alias: str
+    expr: Expr | None = None  # instead of prop: arithmetic over the var's properties
 
 
 class OrderBy(BaseModel):
-    var: str
-    prop: str
+    var: str = ""
+    prop: str | None = None
     desc: bool = True
+    alias: str | None = None  # order by a returned alias (an aggregate) instead of var.prop
 
 
 class QueryPlan(BaseModel):
@@ -63,6 +97,7 @@ class QueryPlan(BaseModel):
     limit: int | None = None
     distinct: bool = True
     cite: list[str] = Field(default_factory=list)  # vars whose source records are returned as citations
+    group_by: list[str] = Field(default_factory=list)  # with aggregates: group by these nodes (identity)
 
     def vars(self) -> list[NodePattern]:
         return [self.start, *(h.target for h in self.hops)]
