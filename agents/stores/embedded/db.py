@@ -1,0 +1,79 @@
+"""One DuckDB database file per store, one connection, one lock.
+
+DuckDB lets one process write a database file; inside the process every call goes through this connection under
+an ``RLock``, so agents on several threads share a store safely. Writes run in a transaction that commits or rolls
+back as a whole; reads run in a transaction that is always rolled back, so a read can never change the store.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+
+MEMORY = ":memory:"
+
+
+class StoreLocked(RuntimeError):
+    """Another process holds the embedded store file open."""
+
+
+def quote_ident(name: str) -> str:
+    """Double-quote an SQL identifier; double quotes inside are doubled. NUL and empty names are refused."""
+    if not isinstance(name, str) or name == "" or "\x00" in name:
+        raise ValueError(f"identifier not allowed: {name!r}")
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Database:
+    def __init__(self, path: str | Path = MEMORY) -> None:
+        self.path = str(path)
+        if self.path != MEMORY:
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.con = duckdb.connect(self.path)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreLocked(
+                    f"the embedded store {self.path} is open in another process (DuckDB allows one writer); "
+                    "stop that process or point ESC_STATE_DIR elsewhere"
+                ) from exc
+            raise
+        self.lock = threading.RLock()
+        self._closed = False
+
+    @contextmanager
+    def write(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with self.lock:
+            self._check_open()
+            self.con.begin()
+            try:
+                yield self.con
+            except BaseException:
+                self.con.rollback()
+                raise
+            self.con.commit()
+
+    @contextmanager
+    def read(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A transaction that is always rolled back: whatever the statement does, nothing persists."""
+        with self.lock:
+            self._check_open()
+            self.con.begin()
+            try:
+                yield self.con
+            finally:
+                self.con.rollback()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError(f"the embedded store {self.path} is closed")
+
+    def close(self) -> None:
+        with self.lock:
+            if not self._closed:
+                self._closed = True
+                self.con.close()

@@ -1,0 +1,267 @@
+"""Embedded vector store: text chunks and their vectors in a DuckDB file, searched by exact cosine in numpy.
+
+DuckDB is the durable copy (one row per (collection, object id), upsert overwrites, so re-delivery never
+duplicates). Each collection also lives in memory as a unit-normalised float32 matrix, loaded on first use and kept
+current on every write, so a query is one matrix-vector product and a partial sort (bench/embedded_store.py
+measures it against DuckDB's own ``list_cosine_similarity``). Results look like the Weaviate adapter's: the
+object's properties, ``id`` and ``similarity = max(0, cosine)`` (Weaviate's ``1 - cosine distance``, clipped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from agents.stores.base import VectorStore
+from agents.stores.embedded.db import MEMORY, Database
+from agents.types import TextObject
+
+PROPERTIES = (
+    "text",
+    "source",
+    "record_id",
+    "location",
+    "file",
+    "entity_label",
+    "entity_key",
+    "chunk_index",
+    "contract_version",
+)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS collections (name VARCHAR PRIMARY KEY, dim INTEGER);
+CREATE TABLE IF NOT EXISTS objects (
+    collection VARCHAR NOT NULL,
+    id VARCHAR NOT NULL,
+    text VARCHAR NOT NULL,
+    source VARCHAR NOT NULL,
+    record_id VARCHAR NOT NULL,
+    location VARCHAR NOT NULL,
+    file VARCHAR NOT NULL,
+    entity_label VARCHAR NOT NULL,
+    entity_key VARCHAR NOT NULL,
+    chunk_index INTEGER NOT NULL,
+    contract_version INTEGER NOT NULL,
+    vec FLOAT[],
+    PRIMARY KEY (collection, id)
+);
+"""
+
+
+class _Index:
+    """Unit vectors of one collection in a growable matrix; ``pos`` maps object id to row."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.ids: list[str] = []
+        self.pos: dict[str, int] = {}
+        self.mat = np.zeros((0, dim), dtype=np.float32)
+
+    @staticmethod
+    def normalise(vecs: np.ndarray) -> np.ndarray:
+        norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+        return np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
+
+    def put(self, ids: Sequence[str], vecs: np.ndarray) -> None:
+        unit = self.normalise(vecs.astype(np.float32, copy=False))
+        fresh = [i for i, oid in enumerate(ids) if oid not in self.pos]
+        n = len(self.ids)
+        need = n + len(fresh)
+        if need > self.mat.shape[0]:
+            grown = np.zeros((max(need, 2 * self.mat.shape[0], 64), self.dim), dtype=np.float32)
+            grown[:n] = self.mat[:n]
+            self.mat = grown
+        for i, oid in enumerate(ids):
+            row = self.pos.get(oid)
+            if row is None:
+                row = len(self.ids)
+                self.pos[oid] = row
+                self.ids.append(oid)
+            self.mat[row] = unit[i]
+
+    def remove(self, ids: Sequence[str]) -> None:
+        for oid in ids:
+            row = self.pos.pop(oid, None)
+            if row is None:
+                continue
+            last = len(self.ids) - 1
+            if row != last:  # move the last row into the hole
+                moved = self.ids[last]
+                self.ids[row] = moved
+                self.pos[moved] = row
+                self.mat[row] = self.mat[last]
+            self.ids.pop()
+
+    def search(self, query: np.ndarray, limit: int) -> list[tuple[str, float]]:
+        n = len(self.ids)
+        if n == 0 or limit <= 0:
+            return []
+        sims = self.mat[:n] @ query
+        k = min(limit, n)
+        top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        ranked = sorted(top.tolist(), key=lambda r: (-float(sims[r]), self.ids[r]))
+        return [(self.ids[r], float(sims[r])) for r in ranked]
+
+
+class EmbeddedVectorStore(VectorStore):
+    """``path`` is a DuckDB file (created with its folder) or ``":memory:"``."""
+
+    def __init__(self, path: str | Path = MEMORY) -> None:
+        self._db = Database(path)
+        self._indexes: dict[str, _Index | None] = {}
+        with self._db.write() as con:
+            con.execute(SCHEMA)
+
+    @property
+    def path(self) -> str:
+        return self._db.path
+
+    def ensure_collection(self, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"collection name not allowed: {name!r}")
+        with self._db.write() as con:
+            con.execute("INSERT INTO collections VALUES (?, NULL) ON CONFLICT DO NOTHING", [name])
+
+    def _dim(self, collection: str) -> int | None:
+        row = self._db.con.execute("SELECT dim FROM collections WHERE name = ?", [collection]).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def _index(self, collection: str) -> _Index | None:
+        """The in-memory matrix of a collection (None while it holds no vector), loaded from DuckDB once."""
+        if collection in self._indexes:
+            return self._indexes[collection]
+        dim = self._dim(collection)
+        index = None
+        if dim is not None:
+            index = _Index(dim)
+            table: pa.Table | None = self._db.con.execute(
+                "SELECT id, vec FROM objects WHERE collection = ? AND vec IS NOT NULL", [collection]
+            ).to_arrow_table()
+            if table is not None and table.num_rows:
+                flat = table.column("vec").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+                index.put(table.column("id").to_pylist(), flat.reshape(table.num_rows, dim))
+        self._indexes[collection] = index
+        return index
+
+    def upsert(self, collection: str, objects: Sequence[TextObject]) -> int:
+        if not objects:
+            return 0
+        latest = {obj.object_id: obj for obj in objects}  # the same id twice in a batch: the last one wins
+        dims = {len(o.vector) for o in latest.values() if o.vector}
+        with self._db.lock:
+            self.ensure_collection(collection)
+            dim = self._dim(collection)
+            expected = dims | ({dim} if dim is not None else set())
+            if len(expected) > 1:
+                raise ValueError(
+                    f"collection {collection!r} takes one vector dimension; this batch would mix {sorted(expected)}"
+                )
+            new_dim = dim if dim is not None else (next(iter(dims)) if dims else None)
+            table = pa.table(
+                {
+                    "id": list(latest),
+                    **{p: [self._prop(o, p) for o in latest.values()] for p in PROPERTIES},
+                    "vec": pa.array([o.vector or None for o in latest.values()], pa.list_(pa.float32())),
+                }
+            )
+            index = self._index(collection)
+            with self._db.write() as con:
+                con.register("esc_objects", table)
+                try:
+                    if dim is None and new_dim is not None:
+                        con.execute("UPDATE collections SET dim = ? WHERE name = ?", [new_dim, collection])
+                    cols = ", ".join(PROPERTIES)
+                    updates = ", ".join(f"{p} = excluded.{p}" for p in (*PROPERTIES, "vec"))
+                    con.execute(
+                        f"INSERT INTO objects SELECT ?, id, {cols}, vec FROM esc_objects "
+                        f"ON CONFLICT (collection, id) DO UPDATE SET {updates}",
+                        [collection],
+                    )
+                finally:
+                    con.unregister("esc_objects")
+            if new_dim is not None:
+                if index is None:
+                    index = _Index(new_dim)
+                    self._indexes[collection] = index
+                with_vec = [o for o in latest.values() if o.vector]
+                index.remove([o.object_id for o in latest.values() if not o.vector])
+                if with_vec:
+                    index.put(
+                        [o.object_id for o in with_vec], np.asarray([o.vector for o in with_vec], np.float32)
+                    )
+        return len(objects)
+
+    @staticmethod
+    def _prop(obj: TextObject, name: str) -> Any:
+        p = obj.provenance
+        values = {
+            "text": obj.text,
+            "source": p.source,
+            "record_id": p.record_id,
+            "location": p.location,
+            "file": p.file or "",
+            "entity_label": obj.entity_label or "",
+            "entity_key": obj.entity_key or "",
+            "chunk_index": obj.chunk_index,
+            "contract_version": obj.contract_version,
+        }
+        return values[name]
+
+    def near_vector(self, collection: str, vector: Sequence[float], limit: int = 5) -> list[dict[str, Any]]:
+        query = np.asarray(vector, dtype=np.float32).ravel()
+        with self._db.lock:
+            index = self._index(collection)
+            if index is None:
+                return []
+            if query.shape[0] != index.dim:
+                raise ValueError(
+                    f"collection {collection!r} holds vectors of dimension {index.dim}, the query has {query.shape[0]}"
+                )
+            norm = float(np.linalg.norm(query))
+            hits = index.search(query / norm if norm > 0 else query, limit)
+            if not hits:
+                return []
+            with self._db.read() as con:
+                cur = con.execute(
+                    f"SELECT id, {', '.join(PROPERTIES)} FROM objects WHERE collection = ? AND list_contains(?, id)",
+                    [collection, [h[0] for h in hits]],
+                )
+                rows = {r[0]: dict(zip(PROPERTIES, r[1:], strict=True)) for r in cur.fetchall()}
+        return [
+            {**rows[oid], "id": oid, "similarity": max(0.0, min(1.0, sim))}
+            for oid, sim in hits
+            if oid in rows
+        ]
+
+    def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int:
+        if not record_ids:
+            return 0
+        with self._db.lock:
+            index = self._index(collection)
+            with self._db.write() as con:
+                gone = con.execute(
+                    "DELETE FROM objects WHERE collection = ? AND source = ? AND list_contains(?, record_id) "
+                    "RETURNING id",
+                    [collection, source, list(record_ids)],
+                ).fetchall()
+            if index is not None:
+                index.remove([r[0] for r in gone])
+        return len(gone)
+
+    def count(self, collection: str) -> int:
+        with self._db.read() as con:
+            row = con.execute("SELECT count(*) FROM objects WHERE collection = ?", [collection]).fetchone()
+        return int(row[0]) if row else 0
+
+    def drop(self, collection: str) -> None:
+        with self._db.lock, self._db.write() as con:
+            con.execute("DELETE FROM objects WHERE collection = ?", [collection])
+            con.execute("DELETE FROM collections WHERE name = ?", [collection])
+            self._indexes.pop(collection, None)
+
+    def close(self) -> None:
+        self._db.close()
