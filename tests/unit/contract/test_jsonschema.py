@@ -5,15 +5,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 import yaml
 
-jsonschema = pytest.importorskip("jsonschema")
-
-from contract.evolve import evolve  # noqa: E402
-from contract.jsonschema import contract_json_schema, render  # noqa: E402
-from contract.serde import dump_json, dump_yaml  # noqa: E402
-from tests.fakes.contracts import chinook_like  # noqa: E402
+from contract.evolve import evolve
+from contract.jsonschema import contract_json_schema, render
+from contract.serde import dump_json, dump_yaml
+from tests.fakes.contracts import chinook_like
 
 SCHEMA_FILE = Path(__file__).resolve().parents[3] / "contract" / "contract.schema.json"
 
