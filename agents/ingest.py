@@ -1,34 +1,71 @@
-"""The ingest step shared by every runtime: raw record messages in, store writes and dead letters out."""
+"""The ingest step shared by every runtime: record messages in, store writes, dead letters and deferrals out.
+
+``Ingestor.handle(items, contract)`` parses raw messages (or takes envelopes), plans them under ``contract``
+(``agents.extractors.plan``), and writes: uniqueness constraints first, then entities, edges, text chunks (embedded
+in batches), then retractions. Every write is an idempotent MERGE / overwrite by deterministic id, so
+at-least-once delivery (a batch handled twice) leaves the stores as if it was handled once. Store errors are not
+caught: the runtime retries the batch.
+
+Records whose source the contract does not cover yet come back in ``IngestResult.deferred``; the runtime keeps
+them (or their offsets) and hands them back once a newer contract covers the source (``agents.backfill``).
+"""
 
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
 from agents import metrics
 from agents.embedding import Embedder
-from agents.extractors import attach_vectors, plan
+from agents.extractors import Plan, attach_vectors, plan
 from agents.stores.base import GraphStore, VectorStore
+from agents.types import SourceRecordRef, TextObject
+from contract.model import Contract
 from streams.events import DeadLetter, RecordEnvelope
 
 MAX_MESSAGE_BYTES = 1 << 20
+EMBED_BATCH = 64
+
+
+@runtime_checkable
+class DeletesByRecord(Protocol):
+    """Vector stores that can drop the objects of given source records (Weaviate adapter, recording fakes)."""
+
+    def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int: ...
+
+
+@runtime_checkable
+class ListsFileRecords(Protocol):
+    """Graph stores that can list the source records read from one file (needed to retract a deleted file)."""
+
+    def source_records_for_file(self, file: str) -> list[SourceRecordRef]: ...
 
 
 @dataclass
 class IngestResult:
-    written: int = 0
+    written: int = 0  # entities written
+    edges: int = 0
+    texts: int = 0
+    retracted: int = 0
     dead: list[DeadLetter] = field(default_factory=list)
+    deferred: list[RecordEnvelope] = field(default_factory=list)
+    sources: set[str] = field(default_factory=set)  # sources written in this batch
+    contract_version: int | None = None
 
 
 def parse(raw: bytes | str) -> RecordEnvelope | DeadLetter:
     """Validate one message against the documented envelope; anything else becomes a dead letter."""
     size = len(raw)
     if size > MAX_MESSAGE_BYTES:
-        return DeadLetter.of(f"oversized: record is {size} bytes, limit {MAX_MESSAGE_BYTES}", "push", raw[:4096])
+        return DeadLetter.of(
+            f"oversized: record is {size} bytes, limit {MAX_MESSAGE_BYTES}", "push", raw[:4096]
+        )
     try:
         return RecordEnvelope.model_validate_json(raw)
     except ValidationError as exc:
@@ -37,42 +74,157 @@ def parse(raw: bytes | str) -> RecordEnvelope | DeadLetter:
         return DeadLetter.of(f"invalid envelope: {where}: {first.get('msg')}", "push", raw)
 
 
+def _by_source(refs: Sequence[SourceRecordRef]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = defaultdict(list)
+    for r in refs:
+        out[r.source].append(r.record_id)
+    return out
+
+
 class Ingestor:
+    """Writes planned batches to one graph store and one vector collection. Not thread-safe: one per worker."""
+
     def __init__(
-        self, graph: GraphStore, vectors: VectorStore, embedder: Embedder, collection: str
+        self,
+        graph: GraphStore,
+        vectors: VectorStore,
+        embedder: Embedder,
+        collection: str,
+        contract: Contract | None = None,
+        embed_batch: int = EMBED_BATCH,
     ) -> None:
         self.graph = graph
         self.vectors = vectors
         self.embedder = embedder
         self.collection = collection
+        self.contract = contract
+        self.embed_batch = embed_batch
+        self.ingested: set[str] = set()  # sources written at least once (what a backfill may need to replay)
+        self._keys: set[tuple[str, tuple[str, ...]]] = set()
+        self._collection_ready = False
 
-    def handle(self, raws: Sequence[bytes | str]) -> IngestResult:
+    def use(self, contract: Contract) -> None:
+        """Apply ``contract`` to every later batch that does not pass its own."""
+        if self.contract is None or contract.version >= self.contract.version:
+            self.contract = contract
+            metrics.CONTRACT_VERSION.set(contract.version)
+
+    # ---------------------------------------------------------------------------------------------- handling
+    def handle(
+        self,
+        items: Sequence[bytes | str | RecordEnvelope],
+        contract: Contract | None = None,
+        *,
+        rekey: bool = False,
+    ) -> IngestResult:
+        """Parse, plan and write one batch. ``rekey=True`` (a replay after a source gained an identity key) first
+        retracts the batch's source records, so the nodes they wrote under the record-id key go away."""
         result = IngestResult()
         envelopes: list[RecordEnvelope] = []
-        for raw in raws:
-            item = parse(raw)
-            if isinstance(item, DeadLetter):
-                result.dead.append(item)
-                metrics.DLQ.labels(item.stage, metrics.dlq_reason_label(item.reason)).inc()
-            else:
-                envelopes.append(item)
-                metrics.RECORDS_IN.labels(metrics.source_label(item.source)).inc()
+        for item in items:
+            env = item if isinstance(item, RecordEnvelope) else parse(item)
+            if isinstance(env, DeadLetter):
+                result.dead.append(env)
+                metrics.DLQ.labels(env.stage, metrics.dlq_reason_label(env.reason)).inc()
+                continue
+            envelopes.append(env)
+            metrics.RECORDS_IN.labels(metrics.source_label(env.source)).inc()
         if not envelopes:
             return result
-        p = plan(envelopes)
-        t0 = time.perf_counter()
-        result.written = self.graph.upsert_entities(p.entities)
-        metrics.BATCH_LATENCY.labels("neo4j").observe(time.perf_counter() - t0)
-        t0 = time.perf_counter()
-        attach_vectors(p.texts, self.embedder.embed([t.text for t in p.texts]))
-        self.vectors.upsert(self.collection, p.texts)
-        metrics.BATCH_LATENCY.labels("weaviate").observe(time.perf_counter() - t0)
+        contract = contract or self.contract
+        if contract is None:
+            result.deferred = [e for e in envelopes if not e.deleted]
+            self._count_deferred(result.deferred)
+            return result
+        result.contract_version = contract.version
+        p = plan(envelopes, contract)
+        result.deferred = p.deferred
+        self._count_deferred(p.deferred)
+        for dead in p.dead:
+            metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
+        result.dead.extend(p.dead)
+        if rekey and p.entities:
+            self._retract([e.provenance for e in p.entities])
+        self._write(p, result)
+        result.retracted = self._retract(p.retractions)
+        for f in p.file_retractions:
+            if isinstance(self.graph, ListsFileRecords):
+                result.retracted += self._retract(self.graph.source_records_for_file(f.file))
+            else:
+                dead = DeadLetter.of(
+                    f"cannot retract deleted file: the graph store cannot list the records of {f.file}",
+                    "extractor",
+                    None,
+                    source=f.source,
+                    location=f.file,
+                )
+                result.dead.append(dead)
+                metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
+        self._observe(p, envelopes)
+        return result
+
+    # ---------------------------------------------------------------------------------------------- writing
+    def _write(self, p: Plan, result: IngestResult) -> None:
+        for label, props in sorted(p.keys - self._keys):
+            self.graph.ensure_entity_key(label, list(props))
+            self._keys.add((label, props))
+        if p.entities:
+            t0 = time.perf_counter()
+            result.written = self.graph.upsert_entities(p.entities)
+            if p.edges:
+                result.edges = self.graph.upsert_edges(p.edges)
+            metrics.BATCH_LATENCY.labels("neo4j").observe(time.perf_counter() - t0)
+        if p.texts:
+            t0 = time.perf_counter()
+            result.texts = self._write_texts(p.texts)
+            metrics.BATCH_LATENCY.labels("weaviate").observe(time.perf_counter() - t0)
+        result.sources = set(p.sources)
+        self.ingested |= p.sources
+
+    def _write_texts(self, texts: list[TextObject]) -> int:
+        if not self._collection_ready:
+            self.vectors.ensure_collection(self.collection)
+            self._collection_ready = True
+        if isinstance(self.vectors, DeletesByRecord):
+            # a record re-sent with shorter text must not keep its old trailing chunks
+            for source, ids in _by_source([t.provenance for t in texts]).items():
+                self.vectors.delete_by_record(self.collection, source, sorted(set(ids)))
+        written = 0
+        for i in range(0, len(texts), self.embed_batch):
+            part = texts[i : i + self.embed_batch]
+            attach_vectors(part, self.embedder.embed([t.text for t in part]))
+            written += self.vectors.upsert(self.collection, part)
+        return written
+
+    def _retract(self, refs: Sequence[SourceRecordRef]) -> int:
+        if not refs:
+            return 0
+        n = self.graph.retract_source_records(refs)
+        if isinstance(self.vectors, DeletesByRecord):
+            for source, ids in _by_source(refs).items():
+                self.vectors.delete_by_record(self.collection, source, ids)
+        metrics.RETRACTED.inc(len(refs))
+        return n
+
+    # ---------------------------------------------------------------------------------------------- metrics
+    @staticmethod
+    def _count_deferred(deferred: Sequence[RecordEnvelope]) -> None:
+        for env in deferred:
+            metrics.DEFERRED.labels(metrics.source_label(env.source)).inc()
+
+    @staticmethod
+    def _observe(p: Plan, envelopes: Sequence[RecordEnvelope]) -> None:
         done = datetime.now(UTC)
+        texts_by_record = {(t.provenance.source, t.provenance.record_id) for t in p.texts}
+        written = {(e.provenance.source, e.provenance.record_id) for e in p.entities}
         for env in envelopes:
+            rid = (env.source, env.resolved_id())
+            if rid not in written:
+                continue
             label = metrics.source_label(env.source)
             metrics.RECORDS_OUT.labels(label, "neo4j").inc()
-            metrics.RECORDS_OUT.labels(label, "weaviate").inc()
+            if rid in texts_by_record:
+                metrics.RECORDS_OUT.labels(label, "weaviate").inc()
             if env.event_time is not None:
                 event_time = env.event_time if env.event_time.tzinfo else env.event_time.replace(tzinfo=UTC)
                 metrics.FRESHNESS.observe(max(0.0, (done - event_time).total_seconds()))
-        return result

@@ -47,6 +47,24 @@ FRESHNESS = Histogram(
     registry=REGISTRY,
 )
 CONTRACT_VERSION = Gauge("esc_contract_version", "Current contract version", registry=REGISTRY)
+PROFILE_UPDATES = Counter(
+    "esc_profile_updates", "Profile deltas published by profilers", ["source"], registry=REGISTRY
+)
+SCHEMA_DIFFS = Counter(
+    "esc_schema_diff_items", "Items added by schema diffs, by kind", ["kind"], registry=REGISTRY
+)
+DEFERRED = Counter(
+    "esc_records_deferred",
+    "Records not written yet: the contract does not cover their source",
+    ["source"],
+    registry=REGISTRY,
+)
+RETRACTED = Counter("esc_records_retracted", "Source records retracted (deleted files)", registry=REGISTRY)
+BACKFILL_PENDING = Gauge(
+    "esc_backfill_pending_records",
+    "Records waiting to be replayed under a newer contract version",
+    registry=REGISTRY,
+)
 
 
 def render() -> bytes:

@@ -1,0 +1,189 @@
+"""Value coercion by contract field type, so the same value from any format lands as the same graph value.
+
+A CSV ``"1"``, a JSON ``1`` and a JSON ``1.0`` in an ``int`` field all become ``1``; ``"2009-01-01 00:00:00"`` and
+``"2009-01-01T00:00:00"`` in a ``datetime`` field both become ``"2009-01-01T00:00:00"``. Identity keys MERGE on
+these values, so the rules are deterministic and shared by keys, foreign-key targets and attributes.
+
+Graph values stay within what every store holds: ``int``, ``float``, ``bool``, ``str`` (dates and datetimes as ISO
+8601 text), and JSON-able lists/objects for ``json`` fields. ``decimal`` becomes ``float``.
+
+:func:`coerce` raises :class:`CoercionError` when a value does not fit its type (used for keys, which must not
+guess); :func:`coerce_lenient` keeps such a value as it came (used for attributes: the contract may not have
+widened the type yet, and dropping data is worse than an untyped value).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from contract.typing import PhysicalType
+
+_INT = re.compile(r"[-+]?\d+")
+_TRUE = {"true", "t", "yes", "y", "1"}
+_FALSE = {"false", "f", "no", "n", "0"}
+MAX_SAFE_FLOAT_INT = 2**53
+
+
+class CoercionError(ValueError):
+    """A value that does not fit the field's type; the message says which value and which type."""
+
+
+def _fail(value: Any, type_: str) -> CoercionError:
+    shown = repr(value)
+    if len(shown) > 60:
+        shown = shown[:57] + "..."
+    return CoercionError(f"cannot read {shown} as {type_}")
+
+
+def _to_int(v: Any) -> int:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float | Decimal):
+        f = float(v)
+        if math.isfinite(f) and f == math.floor(f) and abs(f) < MAX_SAFE_FLOAT_INT:
+            return int(f)
+        raise _fail(v, "int")
+    if isinstance(v, str):
+        s = v.strip().replace("_", "x")  # int("1_000") would succeed; data never means that
+        if _INT.fullmatch(s):
+            return int(s)
+        try:
+            d = Decimal(s)
+        except InvalidOperation:
+            raise _fail(v, "int") from None
+        if d.is_finite() and d == d.to_integral_value():
+            return int(d)
+    raise _fail(v, "int")
+
+
+def _to_float(v: Any, type_: str) -> float:
+    if isinstance(v, bool):
+        return float(v)
+    if isinstance(v, int | float | Decimal):
+        f = float(v)
+    elif isinstance(v, str):
+        try:
+            f = float(v.strip().replace("_", "x"))
+        except ValueError:
+            raise _fail(v, type_) from None
+    else:
+        raise _fail(v, type_)
+    if not math.isfinite(f):
+        raise _fail(v, type_)
+    return f
+
+
+def _to_bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int | float) and v in (0, 1):
+        return bool(v)
+    if isinstance(v, str):
+        s = v.strip().lower()
+        if s in _TRUE:
+            return True
+        if s in _FALSE:
+            return False
+    raise _fail(v, "bool")
+
+
+def _parse_datetime(s: str) -> datetime:
+    s = s.strip()
+    if s.endswith(("Z", "z")):
+        s = s[:-1] + "+00:00"
+    return datetime.fromisoformat(s)
+
+
+def _to_date(v: Any) -> str:
+    if isinstance(v, datetime):
+        return v.date().isoformat()
+    if isinstance(v, date):
+        return v.isoformat()
+    if isinstance(v, str):
+        try:
+            return date.fromisoformat(v.strip()).isoformat()
+        except ValueError:
+            pass
+        try:
+            return _parse_datetime(v).date().isoformat()
+        except ValueError:
+            pass
+    raise _fail(v, "date")
+
+
+def _to_datetime(v: Any) -> str:
+    if isinstance(v, datetime):
+        return v.isoformat()
+    if isinstance(v, date):
+        return datetime(v.year, v.month, v.day).isoformat()
+    if isinstance(v, str):
+        try:
+            return _parse_datetime(v).isoformat()
+        except ValueError:
+            pass
+    raise _fail(v, "datetime")
+
+
+def _to_string(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and math.isfinite(v) and v == math.floor(v) and abs(v) < MAX_SAFE_FLOAT_INT:
+        return str(int(v))  # a JSON 1.0 and a CSV "1" in a string column are the same text
+    if isinstance(v, int | float | Decimal):
+        return str(v)
+    if isinstance(v, datetime | date):
+        return v.isoformat()
+    if isinstance(v, dict | list | tuple):
+        return json.dumps(v, sort_keys=True, default=str, ensure_ascii=False)
+    return str(v)
+
+
+def _to_json(v: Any) -> Any:
+    if isinstance(v, dict | list | str | int | float | bool):
+        return v
+    if isinstance(v, tuple):
+        return list(v)
+    return _to_string(v)
+
+
+def coerce(value: Any, type_: PhysicalType | str) -> Any:
+    """``value`` as the graph value of a field of physical type ``type_``; ``None`` stays ``None``.
+
+    An empty or blank string is ``None`` for every non-text type. Raises :class:`CoercionError` on a mismatch.
+    """
+    if value is None:
+        return None
+    if isinstance(value, str) and type_ not in ("string", "text", "json") and not value.strip():
+        return None
+    if type_ == "int":
+        return _to_int(value)
+    if type_ in ("float", "decimal"):
+        return _to_float(value, type_)
+    if type_ == "bool":
+        return _to_bool(value)
+    if type_ == "date":
+        return _to_date(value)
+    if type_ == "datetime":
+        return _to_datetime(value)
+    if type_ in ("string", "text"):
+        return _to_string(value)
+    if type_ == "json":
+        return _to_json(value)
+    return _to_json(value)  # "null" (nothing observed yet) or an unknown type: keep it JSON-able
+
+
+def coerce_lenient(value: Any, type_: PhysicalType | str) -> Any:
+    """Like :func:`coerce`, but a value that does not fit keeps its own (JSON-able) form."""
+    try:
+        return coerce(value, type_)
+    except CoercionError:
+        return _to_json(value)
