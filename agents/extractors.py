@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from agents.chunking import chunk_text
 from agents.coerce import CoercionError, coerce, coerce_lenient
 from agents.stores.weaviate_ids import object_id
@@ -408,6 +410,6 @@ def render_text(payload: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def attach_vectors(texts: Sequence[TextObject], vectors: Sequence[Sequence[float]]) -> None:
+def attach_vectors(texts: Sequence[TextObject], vectors: Sequence[Sequence[float]] | np.ndarray) -> None:
     for obj, vec in zip(texts, vectors, strict=True):
         obj.vector = [float(x) for x in vec]
