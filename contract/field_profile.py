@@ -77,7 +77,9 @@ class FieldProfile:
     def empty(
         cls, name: str, path: str | None = None, position: int = 0, caps: Caps = DEFAULT_CAPS
     ) -> FieldProfile:
-        return build_from_groups(name, path or name, position, [], [], np.empty(0, np.uint64), [], caps=caps)
+        return build_from_groups(
+            name, path or name, position, Aggregates(), [], np.empty(0, np.uint64), [], caps=caps
+        )
 
     @classmethod
     def of(
@@ -89,30 +91,30 @@ class FieldProfile:
         caps: Caps = DEFAULT_CAPS,
     ) -> FieldProfile:
         """Profile of a batch of raw values as readers deliver them (None is a null)."""
-        groups: dict[tuple[int, str], list[Any]] = {}  # (hash, physical type) -> [raw value, count, rep]
+        raw_counts: dict[Any, int] = {}
+        unhashable: list[Any] = []
         for v in values:
-            h = hash_value(v)
-            if h is None:
+            if v is None:
                 continue
-            key = (h, physical_of(v))
-            g = groups.get(key)
-            if g is None:
-                groups[key] = [v, 1, canonical(v)]
-            else:
-                g[1] += 1
-                if type(v) is not type(g[0]):
-                    g[2] = representative(g[2], canonical(v))
-        items = list(groups.items())
-        return build_from_groups(
-            name,
-            path or name,
-            position,
-            [g[0] for _, g in items],
-            [g[1] for _, g in items],
-            np.array([k[0] for k, _ in items], dtype=np.uint64),
-            [g[2] for _, g in items],
-            caps=caps,
-        )
+            try:
+                raw_counts[(type(v), v)] = raw_counts.get((type(v), v), 0) + 1
+            except TypeError:  # lists and dicts (json values)
+                unhashable.append(v)
+        pairs = [*((tv[1], n) for tv, n in raw_counts.items()), *((u, 1) for u in unhashable)]
+        return cls.of_counts(name, pairs, path, position, caps)
+
+    @classmethod
+    def of_counts(
+        cls,
+        name: str,
+        pairs: Iterable[tuple[Any, int]],
+        path: str | None = None,
+        position: int = 0,
+        caps: Caps = DEFAULT_CAPS,
+    ) -> FieldProfile:
+        """Profile of values given with their counts (``(value, n)``; the same as ``of`` on the expanded list)."""
+        agg, weights, hashes, reps = group_values(pairs)
+        return build_from_groups(name, path or name, position, agg, weights, hashes, reps, caps=caps)
 
     def observe(self, values: Iterable[Any]) -> FieldProfile:
         """A new profile: this one merged with the profile of ``values``."""
@@ -234,24 +236,77 @@ class FieldProfile:
         )
 
 
-def build_from_groups(
-    name: str,
-    path: str,
-    position: int,
-    raws: Sequence[Any],
-    weights: Sequence[int],
-    hashes: np.ndarray,
-    reps: Sequence[Any],
-    *,
-    caps: Caps = DEFAULT_CAPS,
-    numeric: tuple[str, np.ndarray] | None = None,
-) -> FieldProfile:
-    """The one place a profile is made: one group per distinct canonical value.
+def group_values(pairs: Iterable[tuple[Any, int]]) -> tuple[Aggregates, list[int], np.ndarray, list[Any]]:
+    """Raw values with counts -> aggregates, and one group per (canonical hash, physical type)."""
+    groups: dict[tuple[int, str], list[Any]] = {}  # (hash, physical type) -> [raw value, count, rep]
+    for v, n in pairs:
+        h = hash_value(v)
+        if h is None:
+            continue
+        key = (h, physical_of(v))
+        g = groups.get(key)
+        if g is None:
+            groups[key] = [v, n, canonical(v)]
+        else:
+            g[1] += n
+            g[2] = representative(g[2], canonical(v))
+    items = list(groups.items())
+    weights = [g[1] for _, g in items]
+    agg = classify([g[0] for _, g in items], weights, [k[1] for k, _ in items])
+    return agg, weights, np.array([k[0] for k, _ in items], dtype=np.uint64), [g[2] for _, g in items]
 
-    ``raws[i]`` is a raw value of group i (classified for type, hints and lengths, weighted by ``weights[i]``),
-    ``hashes[i]`` its canonical hash and ``reps[i]`` its canonical representative. The columnar path may pass
-    ``numeric=(physical_type, values)`` instead of raws for a whole numeric column (same counts, vectorised).
-    """
+
+class _FoldedReps(Sequence[Any]):
+    def __init__(self, reps: Sequence[Any], order: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
+        self.reps, self.order, self.starts, self.ends = reps, order, starts, ends
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, g: int) -> Any:  # type: ignore[override]
+        a, b = int(self.starts[g]), int(self.ends[g])
+        r = self.reps[int(self.order[a])]
+        for j in range(a + 1, b):
+            r = representative(r, self.reps[int(self.order[j])])
+        return r
+
+
+@dataclass(frozen=True)
+class Aggregates:
+    """The non-sketch part of a field profile: counts, types, hints, ranges and lengths."""
+
+    nonnull: int = 0
+    types: Mapping[str, int] = field(default_factory=dict)
+    hints: Mapping[str, int] = field(default_factory=dict)
+    num_min: Any = None
+    num_max: Any = None
+    str_min: str | None = None
+    str_max: str | None = None
+    len_min: int | None = None
+    len_max: int | None = None
+    len_sum: int = 0
+    str_count: int = 0
+    words_sum: int = 0
+
+    def merge(self, o: Aggregates) -> Aggregates:
+        return Aggregates(
+            self.nonnull + o.nonnull,
+            _add(self.types, o.types),
+            _add(self.hints, o.hints),
+            _min(self.num_min, o.num_min),
+            _max(self.num_max, o.num_max),
+            _min(self.str_min, o.str_min),
+            _max(self.str_max, o.str_max),
+            _min(self.len_min, o.len_min),
+            _max(self.len_max, o.len_max),
+            self.len_sum + o.len_sum,
+            self.str_count + o.str_count,
+            self.words_sum + o.words_sum,
+        )
+
+
+def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | None = None) -> Aggregates:
+    """Aggregates of raw values with weights (``phys``: their physical types, when already known)."""
     types: dict[str, int] = {}
     hints: dict[str, int] = {}
     num_min: Any = None
@@ -262,56 +317,70 @@ def build_from_groups(
     len_max: int | None = None
     len_sum = str_count = words_sum = 0
     nonnull = 0
-    if numeric is not None:
-        phys, arr = numeric
-        w = np.asarray(weights, dtype=np.int64)
-        nonnull = int(w.sum())
-        if nonnull:
-            types[phys] = nonnull
-            years = (arr >= 1800) & (arr <= 2100) & (arr == np.floor(arr))
-            if phys == "int" and bool(years.any()):
-                hints["year"] = int(w[years].sum())
-            num_min, num_max = canonical(arr.min().item()), canonical(arr.max().item())
-    else:
-        for raw, wt in zip(raws, weights, strict=True):
-            nonnull += wt
-            t = physical_of(raw)
-            types[t] = types.get(t, 0) + wt
+    for i, (raw, wt) in enumerate(zip(raws, weights, strict=True)):
+        nonnull += wt
+        t = phys[i] if phys is not None else physical_of(raw)
+        types[t] = types.get(t, 0) + wt
+        if t in ("int", "float", "decimal"):
             cv = canonical(raw)
-            if t in ("int", "float", "decimal") and not isinstance(cv, bool):
-                num_min = _min(num_min, cv)
-                num_max = _max(num_max, cv)
-                if t == "int" and is_year(cv):
-                    hints["year"] = hints.get("year", 0) + wt
-            elif isinstance(raw, str):
-                if t in ("string", "text"):
-                    n = len(raw)
-                    len_min, len_max = _min(len_min, n), _max(len_max, n)
-                    len_sum += n * wt
-                    str_count += wt
-                    words_sum += len(raw.split()) * wt
-                    for hint in string_hints(raw):
-                        hints[hint] = hints.get(hint, 0) + wt
-                if t in ("string", "text", "date", "datetime"):
-                    str_min, str_max = _min(str_min, raw), _max(str_max, raw)
+            num_min = _min(num_min, cv)
+            num_max = _max(num_max, cv)
+            if t == "int" and is_year(cv):
+                hints["year"] = hints.get("year", 0) + wt
+        elif isinstance(raw, str):
+            if t in ("string", "text"):
+                n = len(raw)
+                len_min, len_max = _min(len_min, n), _max(len_max, n)
+                len_sum += n * wt
+                str_count += wt
+                words_sum += len(raw.split()) * wt
+                for hint in string_hints(raw):
+                    hints[hint] = hints.get(hint, 0) + wt
+            if t in ("string", "text", "date", "datetime"):
+                str_min, str_max = _min(str_min, raw), _max(str_max, raw)
+    return Aggregates(
+        nonnull,
+        dict(sorted(types.items())),
+        dict(sorted(hints.items())),
+        num_min,
+        num_max,
+        str_min,
+        str_max,
+        len_min,
+        len_max,
+        len_sum,
+        str_count,
+        words_sum,
+    )
+
+
+def build_from_groups(
+    name: str,
+    path: str,
+    position: int,
+    agg: Aggregates,
+    weights: Sequence[int] | np.ndarray,
+    hashes: np.ndarray,
+    reps: Sequence[Any],
+    *,
+    caps: Caps = DEFAULT_CAPS,
+) -> FieldProfile:
+    """The one place a profile is made, from the aggregates and one group per canonical value: ``hashes[i]``
+    is the group's canonical hash, ``weights[i]`` its count and ``reps[i]`` its canonical representative (only
+    the few kept as top values and examples are ever read)."""
     h = hashes.astype(np.uint64, copy=False)
     order = np.argsort(h, kind="stable")
     sh = h[order]
     counts = np.asarray(weights, dtype=np.int64)[order]
     if len(sh) > 1 and bool((sh[1:] == sh[:-1]).any()):
-        # the same canonical value seen with several physical types: one group per distinct hash
-        rep_list = [reps[int(i)] for i in order]
+        # the same canonical value in several groups (several physical types, or rows not deduplicated):
+        # one group per distinct hash; a representative is folded only for the few groups that are read
         starts = np.concatenate([[0], np.nonzero(sh[1:] != sh[:-1])[0] + 1])
-        merged_reps: list[Any] = []
-        for a, b in zip(starts, [*starts[1:], len(sh)], strict=True):
-            r = rep_list[a]
-            for j in range(a + 1, b):
-                r = representative(r, rep_list[j])
-            merged_reps.append(r)
+        ends = np.concatenate([starts[1:], [len(sh)]])
         counts = np.add.reduceat(counts, starts)
         sh = sh[starts]
+        reps = _FoldedReps(reps, order, starts, ends)
         order = np.arange(len(sh))
-        reps = merged_reps
     top_items: list[tuple[int, Any, int]] = []
     if len(sh):
         k = caps.top_k
@@ -326,18 +395,18 @@ def build_from_groups(
         name=name,
         path=path,
         position=position,
-        nonnull=nonnull,
-        types=dict(sorted(types.items())),
-        hints=dict(sorted(hints.items())),
-        num_min=num_min,
-        num_max=num_max,
-        str_min=str_min,
-        str_max=str_max,
-        len_min=len_min,
-        len_max=len_max,
-        len_sum=len_sum,
-        str_count=str_count,
-        words_sum=words_sum,
+        nonnull=agg.nonnull,
+        types=dict(sorted(agg.types.items())),
+        hints=dict(sorted(agg.hints.items())),
+        num_min=agg.num_min,
+        num_max=agg.num_max,
+        str_min=agg.str_min,
+        str_max=agg.str_max,
+        len_min=agg.len_min,
+        len_max=agg.len_max,
+        len_sum=agg.len_sum,
+        str_count=agg.str_count,
+        words_sum=agg.words_sum,
         hll=HyperLogLog.empty(caps.hll_p).add(sh),
         exact=ExactSet(caps.exact, sh if len(sh) <= caps.exact else None),
         sample=BottomK(caps.sample_k, sh[: caps.sample_k]),

@@ -36,7 +36,7 @@ class ComboProfile:
 
     columns: tuple[str, ...]
     rows: int
-    dup: bool  # a repeated tuple was seen (sticky)
+    dup: bool  # a repeated tuple was seen (sticky); the exact set is dropped then (uniqueness is decided)
     hll: HyperLogLog
     exact: ExactSet
     sample: BottomK
@@ -45,12 +45,13 @@ class ComboProfile:
     def of(cls, columns: tuple[str, ...], hashes: np.ndarray, caps: Caps) -> ComboProfile:
         u = sorted_unique(hashes)
         cap = caps.combo if len(columns) <= 2 else caps.exact
+        dup = len(u) < len(hashes)
         return cls(
             columns,
             len(hashes),
-            len(u) < len(hashes),
+            dup,
             HyperLogLog.empty(caps.hll_p).add(u),
-            ExactSet(cap, u if len(u) <= cap else None),
+            ExactSet(cap, u if len(u) <= cap and not dup else None),
             BottomK(caps.sample_k, u[: caps.sample_k]),
         )
 
@@ -58,10 +59,10 @@ class ComboProfile:
         cap = min(self.exact.cap, other.exact.cap)
         dup = self.dup or other.dup
         exact: np.ndarray | None = None
-        if self.exact.hashes is not None and other.exact.hashes is not None:
+        if not dup and self.exact.hashes is not None and other.exact.hashes is not None:
             u = sorted_unique(np.concatenate([self.exact.hashes, other.exact.hashes]))
-            dup = dup or len(u) < len(self.exact.hashes) + len(other.exact.hashes)
-            exact = u if len(u) <= cap else None
+            dup = len(u) < len(self.exact.hashes) + len(other.exact.hashes)
+            exact = u if len(u) <= cap and not dup else None
         return ComboProfile(
             self.columns,
             self.rows + other.rows,

@@ -71,7 +71,7 @@ class StackError(RuntimeError):
     def __init__(self, service: str, message: str, log_file: Path | None = None, lines: int = 30) -> None:
         self.service = service
         self.log_file = log_file
-        text = f"{service}: {message}"
+        text = message if message.startswith(f"{service}: ") else f"{service}: {message}"
         if log_file is not None:
             text += f"\n  log: {log_file}"
             last = tail(log_file, lines)
