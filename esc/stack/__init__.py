@@ -13,7 +13,9 @@ Services start one after another (JVM start-up competes for two cores) and stop 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import fcntl
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from esc.settings import Settings
 from esc.stack.install import InstallError
@@ -36,6 +38,7 @@ __all__ = [
     "parse_only",
     "register_target",
     "services",
+    "stack_lock",
     "status",
     "targets_dir",
     "unregister_target",
@@ -62,6 +65,23 @@ def services(settings: Settings, only: str | Iterable[str] | None = None, say: S
     return [t(settings, say) for t in SERVICE_TYPES if t.name in wanted]
 
 
+@contextmanager
+def stack_lock(settings: Settings, say: Say) -> Iterator[None]:
+    """Serialise ``up``/``down`` on one state dir: two concurrent runs would race on the same pid files."""
+    path = settings.state_dir / "stack" / ".lock"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            say(f"waiting for another `esc stack` command on {settings.state_dir} to finish ...")
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 def up(
     settings: Settings,
     only: str | Iterable[str] | None = None,
@@ -70,32 +90,39 @@ def up(
 ) -> dict[str, float]:
     """Install what is missing and start the services in order; raise StackError naming the first failure."""
     timings: dict[str, float] = {}
-    for service in services(settings, only, say):
+    selected = services(settings, only, say)
+    with stack_lock(settings, say):
+        _start_all(selected, timings, timeout)
+    return timings
+
+
+def _start_all(selected: list[Service], timings: dict[str, float], timeout: float | None) -> None:
+    for service in selected:
         try:
             timings[service.name] = service.start(timeout)
         except InstallError as exc:
             raise StackError(service.name, f"install failed: {exc}") from exc
         except StackError:
             raise
-        except (
-            Exception
-        ) as exc:  # config rendering, a missing ops/ file, …: still name the service and its log
+        except Exception as exc:
+            # Config rendering, a missing ops/ file, ...: still name the service and its log.
             raise StackError(service.name, f"{type(exc).__name__}: {exc}", service.log_file) from exc
-    return timings
 
 
 def down(settings: Settings, only: str | Iterable[str] | None = None, say: Say = print) -> list[str]:
     """Stop services in reverse start order (SIGTERM, wait, SIGKILL). Idempotent."""
     stopped = []
     errors = []
-    for service in reversed(services(settings, only, say)):
-        try:
-            if service.stop():
-                stopped.append(service.name)
-            else:
-                say(f"{service.name}: not running")
-        except StackError as exc:
-            errors.append(str(exc))
+    selected = services(settings, only, say)
+    with stack_lock(settings, say):
+        for service in reversed(selected):
+            try:
+                if service.stop():
+                    stopped.append(service.name)
+                else:
+                    say(f"{service.name}: not running")
+            except StackError as exc:
+                errors.append(str(exc))
     if errors:
         raise StackError("stack", "some services did not stop:\n" + "\n".join(errors))
     return stopped

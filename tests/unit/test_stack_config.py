@@ -20,7 +20,16 @@ from pathlib import Path
 import pytest
 
 from esc.settings import Settings, load
-from esc.stack import SERVICE_NAMES, StackError, parse_only, register_target, targets_dir, unregister_target
+from esc.stack import (
+    SERVICE_NAMES,
+    StackError,
+    down,
+    parse_only,
+    register_target,
+    stack_lock,
+    targets_dir,
+    unregister_target,
+)
 from esc.stack.kafka import KAFKA_VERSION, new_cluster_id, render_server_properties
 from esc.stack.neo4j import neo4j_version
 from esc.stack.process import ProcessDied, http_ok, pid_alive, port_open, start_detached, tail, wait_until
@@ -262,3 +271,22 @@ def test_wait_until_notices_a_dead_process_and_tail_reads_the_end(tmp_path: Path
         wait_until(lambda: False, timeout=30, what="never", proc=proc, interval=0.05)
     assert tail(log, 2) == "line 498\nline 499"
     assert tail(tmp_path / "missing.log") == ""
+
+
+def test_concurrent_stack_commands_on_one_state_dir_wait_for_each_other(settings: Settings) -> None:
+    import threading
+
+    said: list[str] = []
+    done = threading.Event()
+
+    def run_down() -> None:
+        down(settings, "prometheus", say=said.append)
+        done.set()
+
+    with stack_lock(settings, say=said.append):
+        worker = threading.Thread(target=run_down)
+        worker.start()
+        assert not done.wait(1.0)  # blocked while we hold the lock
+        assert any("waiting for another `esc stack` command" in line for line in said)
+    worker.join(timeout=10)
+    assert done.is_set() and said[-1] == "prometheus: not running"
