@@ -152,8 +152,20 @@ class Service(ABC):
 
     # --- lifecycle -----------------------------------------------------------------------------------------------
     def pid(self) -> int | None:
+        """The live pid from the pid file, if that process is still ours (its cwd is our state dir).
+
+        A stale pid file after a reboot may name an unrelated process; we must never signal that one.
+        """
         pid = read_pid(self.pid_file)
-        return pid if pid_alive(pid) else None
+        if pid is None or not pid_alive(pid):
+            return None
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except PermissionError:
+            return pid
+        except OSError:
+            return pid if not Path("/proc/self").exists() else None
+        return pid if Path(cwd) == self.dir.resolve() else None
 
     def status(self) -> ServiceStatus:
         pid = self.pid()

@@ -290,3 +290,20 @@ def test_concurrent_stack_commands_on_one_state_dir_wait_for_each_other(settings
         assert any("waiting for another `esc stack` command" in line for line in said)
     worker.join(timeout=10)
     assert done.is_set() and said[-1] == "prometheus: not running"
+
+
+def test_a_stale_pid_file_naming_an_unrelated_process_is_never_signalled(settings: Settings) -> None:
+    service = PyHttp(settings, free_port())
+    service.dir.mkdir(parents=True, exist_ok=True)
+    bystander = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)"], cwd=settings.cache_dir.parent
+    )
+    try:
+        service.pid_file.write_text(f"{bystander.pid}\n")  # e.g. a pid reused after a reboot
+        assert service.pid() is None
+        assert service.status().state == "down"
+        assert service.stop() is False
+        assert bystander.poll() is None  # still alive: not ours, not signalled
+    finally:
+        bystander.kill()
+        bystander.wait()
