@@ -1,0 +1,244 @@
+"""Live grounding for planners (AutoSchema's tools over the current contract version):
+
+* ``schema_card``: types with counts, attributes with example values, relationships, and per type a few example
+  queries that were actually run and returned rows. Cached per contract version by ``Grounding``.
+* ``entity_search``: entities whose name-like or categorical values match a text (value dictionary first, then a
+  case-insensitive containment search in the graph).
+* ``neighbourhood``: an entity's properties and its direct neighbours along every contract relationship.
+
+Search and expansion always hit the store live; only the card and the value dictionary are cached.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from agents.query.plan import Filter, Hop, NodePattern, QueryPlan, ReturnItem
+from agents.query.vocabulary import (
+    ValueHit,
+    ValueIndex,
+    Vocabulary,
+    indexable,
+    norm_value,
+    profile_values,
+    role_of,
+)
+from agents.stores.base import GraphStore
+from contract.model import Contract
+
+log = logging.getLogger(__name__)
+
+CARD_EXAMPLES = 3
+CARD_VALUES = 3
+MAX_CARD_CHARS = 6000
+
+
+def _distinct(contract: Contract, source: str, attr: str) -> int | None:
+    src = contract.sources.get(source)
+    spec = src.field(attr) if src else None
+    return spec.distinct if spec else None
+
+
+def graph_values(vocab: Vocabulary, graph: GraphStore | None) -> ValueIndex:
+    """Value dictionary from every indexable attribute in the graph (plus first+last names), or from the profiles
+    when there is no graph or it cannot answer."""
+    if graph is None:
+        return profile_values(vocab)
+    index = ValueIndex()
+    try:
+        for info in vocab.types.values():
+            for attr in info.attrs.values():
+                if not indexable(attr):
+                    continue
+                role = role_of(info, attr, _distinct(vocab.contract, info.source, attr.name))
+                plan = QueryPlan(
+                    kind="list",
+                    start=NodePattern(var="n0", label=info.name),
+                    returns=[ReturnItem(var="n0", prop=attr.name, alias="v")],
+                )
+                for row in graph.run_plan(plan):
+                    v = row.values.get("v")
+                    if isinstance(v, str) and v.strip():
+                        index.add(v, ValueHit(info.name, ((attr.name, v),), role))
+            if len(info.display) == 2:
+                first, last = info.display
+                plan = QueryPlan(
+                    kind="list",
+                    start=NodePattern(var="n0", label=info.name),
+                    returns=[
+                        ReturnItem(var="n0", prop=first, alias="f"),
+                        ReturnItem(var="n0", prop=last, alias="l"),
+                    ],
+                )
+                for row in graph.run_plan(plan):
+                    f, last_v = row.values.get("f"), row.values.get("l")
+                    if isinstance(f, str) and isinstance(last_v, str):
+                        index.add(f"{f} {last_v}", ValueHit(info.name, ((first, f), (last, last_v)), "display"))
+    except Exception as exc:
+        log.warning("value dictionary from the graph failed (%s); using profile values", exc)
+        return profile_values(vocab)
+    return index
+
+
+def _example_plans(vocab: Vocabulary, entity: str) -> list[QueryPlan]:
+    info = vocab.types[entity]
+    plans = [
+        QueryPlan(
+            kind="list",
+            start=NodePattern(var="n0", label=entity),
+            returns=[ReturnItem(var="n0", prop=p, alias=p) for p in info.display],
+            limit=1,
+        )
+    ]
+    for r, direction, other in vocab.neighbours(entity)[:2]:
+        plans.append(
+            QueryPlan(
+                kind="count",
+                start=NodePattern(var="n0", label=entity),
+                hops=[Hop(rel_type=r.name, direction=direction, target=NodePattern(var="n1", label=other))],  # type: ignore[arg-type]
+                returns=[ReturnItem(var="n1", agg="count", alias="n")],
+            )
+        )
+    return plans
+
+
+class Grounding:
+    """Schema card and value dictionary for one contract version; entity search and expansion live."""
+
+    def __init__(self, contract: Contract, graph: GraphStore | None) -> None:
+        self.contract = contract
+        self.graph = graph
+        self.vocab = Vocabulary(contract)
+        self.values = graph_values(self.vocab, graph)
+        self._card: dict[str, Any] | None = None
+
+    @property
+    def version(self) -> int:
+        return self.contract.version
+
+    # -- schema card ------------------------------------------------------------------------------------------
+    def schema_card(self) -> dict[str, Any]:
+        if self._card is None:
+            self._card = self._build_card()
+        return self._card
+
+    def _build_card(self) -> dict[str, Any]:
+        from agents.query.cypher import compile_plan
+
+        types = []
+        for info in self.vocab.types.values():
+            count = None
+            if self.graph is not None:
+                try:
+                    count = self.graph.count(info.name)
+                except Exception:
+                    count = None
+            attrs = []
+            for a in info.attrs.values():
+                spec = self.contract.sources.get(info.source)
+                fs = spec.field(a.name) if spec else None
+                examples = [v for v in (fs.examples if fs else [])[:CARD_VALUES]]
+                attrs.append({"name": a.name, "type": a.type, "semantic": a.semantic, "examples": examples})
+            queries = []
+            if self.graph is not None:
+                for plan in _example_plans(self.vocab, info.name):
+                    try:
+                        rows = self.graph.run_plan(plan)
+                    except Exception:
+                        continue
+                    if rows and any(v not in (None, 0) for r in rows for v in r.values.values()):
+                        cypher, params = compile_plan(plan)
+                        queries.append({"cypher": cypher, "params": params, "rows": len(rows)})
+                    if len(queries) >= CARD_EXAMPLES:
+                        break
+            types.append(
+                {"type": info.name, "count": count, "key": info.key, "name": info.display,
+                 "attributes": attrs, "example_queries": queries}
+            )  # fmt: skip
+        rels = [
+            {"type": r.name, "from": r.from_entity, "to": r.to_entity, "kind": r.kind} for r in self.vocab.rels
+        ]
+        return {"contract_version": self.contract.version, "types": types, "relationships": rels}
+
+    def card_text(self, limit: int = MAX_CARD_CHARS) -> str:
+        """The card as compact text for a prompt (observed evidence: absence is not proof of absence)."""
+        card = self.schema_card()
+        lines = [f"contract version {card['contract_version']} (observed evidence; not exhaustive)"]
+        for t in card["types"]:
+            attrs = ", ".join(
+                f"{a['name']}:{a['type']}" + (f"={json.dumps(a['examples'][:2], default=str)}" if a["examples"] else "")
+                for a in t["attributes"]
+            )
+            lines.append(f"(:{t['type']}) count={t['count']} key={t['key']} name={t['name']} {{{attrs}}}")
+            for q in t["example_queries"][:1]:
+                lines.append(f"  e.g. {q['cypher'][:300]}  params={json.dumps(q['params'], default=str)}")
+        for r in card["relationships"]:
+            lines.append(f"(:{r['from']})-[:{r['type']}]->(:{r['to']})")
+        text = "\n".join(lines)
+        return text if len(text) <= limit else text[: limit - 20] + "\n... (truncated)"
+
+    # -- entity search and expansion -------------------------------------------------------------------------
+    def entity_search(self, text: str, limit: int = 10) -> list[dict[str, Any]]:
+        """Entities a text names: exact dictionary hits first, then containment over name-like attributes."""
+        out: list[dict[str, Any]] = []
+        for hit in sorted(self.values.lookup(text), key=lambda h: (h.role != "display", h.entity)):
+            out.append({"type": hit.entity, "match": dict(hit.values), "role": hit.role})
+        if len(out) >= limit or self.graph is None:
+            return out[:limit]
+        needle = norm_value(text)
+        if not needle:
+            return out
+        for info in self.vocab.types.values():
+            for prop in info.display[:1]:
+                if info.attrs[prop].type not in ("string", "text"):
+                    continue
+                plan = QueryPlan(
+                    kind="list",
+                    start=NodePattern(var="n0", label=info.name, filters=[Filter(prop=prop, op="contains", value=text)]),
+                    returns=[ReturnItem(var="n0", prop=prop, alias="v")],
+                    limit=limit,
+                )
+                try:
+                    rows = self.graph.run_plan(plan)
+                except Exception:
+                    continue
+                for row in rows:
+                    out.append({"type": info.name, "match": {prop: row.values.get("v")}, "role": "contains"})
+                    if len(out) >= limit:
+                        return out
+        return out
+
+    def neighbourhood(self, entity: str, filters: dict[str, Any], limit: int = 10) -> dict[str, Any]:
+        """Properties of the matching entity and its neighbours (display names) along each relationship."""
+        if self.graph is None or entity not in self.vocab.types:
+            return {"type": entity, "found": False}
+        info = self.vocab.types[entity]
+        fs = [Filter(prop=k, value=v) for k, v in filters.items() if k in info.attrs]
+        base = NodePattern(var="n0", label=entity, filters=fs)
+        rows = self.graph.run_plan(
+            QueryPlan(
+                kind="lookup", start=base, cite=["n0"], limit=1,
+                returns=[ReturnItem(var="n0", prop=a, alias=a) for a in info.attrs],
+            )
+        )  # fmt: skip
+        if not rows:
+            return {"type": entity, "found": False}
+        result: dict[str, Any] = {"type": entity, "found": True, "properties": rows[0].values, "neighbours": []}
+        for r, direction, other in self.vocab.neighbours(entity):
+            shown = self.vocab.types[other].display
+            plan = QueryPlan(
+                kind="traverse", start=base, limit=limit,
+                hops=[Hop(rel_type=r.name, direction=direction, target=NodePattern(var="n1", label=other))],  # type: ignore[arg-type]
+                returns=[ReturnItem(var="n1", prop=p, alias=p) for p in shown],
+            )  # fmt: skip
+            try:
+                found = self.graph.run_plan(plan)
+            except Exception:
+                continue
+            if found:
+                result["neighbours"].append(
+                    {"rel": r.name, "direction": direction, "type": other, "items": [x.values for x in found]}
+                )
+        return result

@@ -1,0 +1,339 @@
+"""The contract's vocabulary as a question reader sees it: names of types, attributes and relationships with their
+word variants, which attribute names an entity, and dictionaries of the values the profiles and the graph hold.
+
+Nothing here is specific to a data set: words come from the contract (``UnitsInStock`` -> "units in stock",
+``film_actor`` -> "film actor", ``SUPPORT_REP`` -> "support rep"), variants from a small English stemmer, and a
+short general lexicon (duration words, money words, "manager" for "reports to").
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from contract.model import Attribute, Contract, EntityType
+
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+TOKEN = re.compile(r"\w+(?:'\w+)?", re.UNICODE)
+
+STOPWORDS = frozenset(
+    ["a", "an", "the", "of", "in", "on", "at", "to", "by", "for", "from", "with", "as", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "which", "what", "who", "whom", "whose", "how", "many", "much", "there", "their", "they", "them", "it", "its", "this", "that", "these", "those", "give", "me", "list", "all", "any", "each", "and", "or", "per", "every", "across", "listed", "catalog", "directly", "credited", "appear", "appears", "included", "represented", "held", "kept", "total", "sum", "average", "avg", "mean", "most", "least", "highest", "lowest", "largest", "smallest", "top", "number", "count", "name", "names", "full", "s", "located", "based", "live", "lives", "living", "where", "when", "new"]
+)
+"""Words that never ground a value or a name on their own."""
+
+IRREGULAR = {"paid": "pay", "sold": "sell", "bought": "buy", "made": "make", "spent": "spend", "held": "hold"}
+
+_IRREGULAR_STEMS = frozenset(IRREGULAR.values())
+DURATION_WORDS = frozenset({"long", "longer", "longest", "length", "short", "shorter", "shortest", "duration"})
+DURATION_ATTR_WORDS = frozenset({"length", "duration", "milliseconds", "millisecond", "seconds", "minutes", "runtime"})
+MONEY_WORDS = frozenset({"spent", "spend", "amount", "paid", "pay", "revenue", "sales", "invoiced", "money", "value"})
+QUANTITY_WORDS = frozenset({"units", "unit", "quantity", "quantities"})
+MANAGER_WORDS = frozenset({"manager", "boss", "supervisor", "superior"})
+PERSON_WORDS = frozenset({"person", "who", "whom"})
+NAME_WORDS = frozenset({"name", "names", "called", "title", "description"})
+ID_WORDS = frozenset({"id", "key", "fk", "ref"})
+
+
+def fold(text: str) -> str:
+    """Case- and width-folded text (accents kept: 'Muñoz' stays distinct from 'Munoz')."""
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def norm_value(value: Any) -> str:
+    """Dictionary key of a value: folded word tokens joined by one space ("Grains/Cereals" -> "grains cereals")."""
+    return " ".join(m.group(0) for m in TOKEN.finditer(fold(str(value))))
+
+
+def split_name(name: str) -> list[str]:
+    """Words of an identifier: CamelCase, snake_case, spaces and dots ("UnitsInStock" -> units in stock)."""
+    out: list[str] = []
+    for part in re.split(r"[^A-Za-z0-9]+", name):
+        out.extend(w.lower() for w in _CAMEL.findall(part))
+    return out
+
+
+def stem(word: str) -> str:
+    """A light English stem: plural, -ed, -ing, and a few irregular verbs ("countries" -> "country")."""
+    w = fold(word)
+    w = IRREGULAR.get(w, w)
+    if len(w) <= 3:
+        return w
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
+    if w.endswith(("sses", "xes", "ches", "shes")):
+        return w[:-2]
+    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)]
+            if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":
+                w = w[:-1]
+            break
+    return w
+
+
+def _root(s: str) -> str:
+    return s.rstrip("eyi") if len(s) > 4 else s
+
+
+def word_match(question_word: str, vocab_word: str) -> bool:
+    """Does a word of the question name a vocabulary word (same stem, a shared root of 4+ letters, or the
+    vocabulary word abbreviates it: "rep" -> "representative")."""
+    q, v = stem(question_word), stem(vocab_word)
+    if q == v:
+        return True
+    qr, vr = _root(q), _root(v)
+    short, long_ = (qr, vr) if len(qr) <= len(vr) else (vr, qr)
+    if len(short) >= 4 and long_.startswith(short):
+        return True
+    if q in _IRREGULAR_STEMS and v.startswith(q):
+        return True  # "paid" -> pay -> payment
+    return len(v) >= 3 and v not in STOPWORDS and len(q) > len(v) + 3 and q.startswith(v)
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str
+    low: str
+    start: int
+    end: int
+    index: int
+
+    @property
+    def capitalized(self) -> bool:
+        return self.text[:1].isupper() or self.text[:1].isdigit()
+
+
+def tokenize(text: str) -> list[Token]:
+    return [
+        Token(m.group(0), fold(m.group(0)), m.start(), m.end(), i) for i, m in enumerate(TOKEN.finditer(text))
+    ]
+
+
+# ----------------------------------------------------------------------------------------------- schema words
+
+
+@dataclass
+class AttrInfo:
+    entity: str
+    name: str
+    type: str
+    semantic: str | None
+    words: list[str]  # split name
+    short: list[str]  # split name without the entity's own words at the front ("invoice date" -> "date")
+    numeric: bool
+    boolean: bool  # an int/bool flag with values 0/1
+    identifier: bool
+    max_length: int | None
+
+
+@dataclass
+class TypeInfo:
+    name: str
+    source: str
+    words: list[str]  # "media type"
+    key: list[str]  # identity key attribute names
+    display: list[str]  # attributes that name an entity of this type ([first, last] for people)
+    attrs: dict[str, AttrInfo] = field(default_factory=dict)
+
+
+@dataclass
+class RelInfo:
+    name: str
+    from_entity: str
+    to_entity: str
+    kind: str
+    words: list[str]  # content words of the name when they say more than the target type ("support rep")
+
+
+def _is_first(words: list[str]) -> bool:
+    return words[-2:] == ["first", "name"] or words == ["firstname"] or words == ["given", "name"]
+
+
+def _is_last(words: list[str]) -> bool:
+    return words[-2:] in (["last", "name"], ["family", "name"], ["sur", "name"]) or words in (
+        ["lastname"],
+        ["surname"],
+    )
+
+
+def _display(entity: EntityType, attrs: dict[str, AttrInfo], words: list[str]) -> list[str]:
+    names = [a for a in attrs.values() if a.type in ("string", "text") and not a.identifier]
+    first = next((a.name for a in names if _is_first(a.words)), None)
+    last = next((a.name for a in names if _is_last(a.words)), None)
+    if first and last:
+        return [first, last]
+    ent = {stem(w) for w in words}
+    ranked: list[tuple[int, int, str]] = []
+    for i, a in enumerate(names):
+        ws = [stem(w) for w in a.words]
+        if ws == [stem(w) for w in words] or (ws and ws[-1] in ent and len(ws) == 1):
+            score = 0  # the attribute named like the type: City.city, Address.address
+        elif ws[-1:] == ["name"] and ws[:-1] and set(ws[:-1]) <= ent:
+            score = 1  # ProductName on Product
+        elif ws == ["name"] or ws == ["title"]:
+            score = 2
+        elif ws[-1:] == ["name"]:
+            score = 3  # CompanyName
+        elif ws[-1:] == ["description"] and set(ws[:-1]) <= ent:
+            score = 4  # TerritoryDescription
+        elif a.semantic == "name":
+            score = 5
+        else:
+            continue
+        ranked.append((score, i, a.name))
+    if ranked:
+        return [min(ranked)[2]]
+    keys = [a.name for a in attrs.values() if a.identifier]
+    return keys[:1]
+
+
+class Vocabulary:
+    """Types, attributes and relationships of one contract version, with word variants."""
+
+    def __init__(self, contract: Contract) -> None:
+        self.contract = contract
+        self.version = contract.version
+        self.types: dict[str, TypeInfo] = {}
+        self.rels: list[RelInfo] = []
+        for e in contract.entities:
+            words = split_name(e.name)
+            attrs = {a.name: self._attr(e, a, words) for a in e.attributes}
+            key = [n for fid in e.key if (hit := contract.field_by_id(fid)) for n in [hit[1].name]]
+            info = TypeInfo(e.name, e.source, words, key, [], attrs)
+            info.display = _display(e, attrs, words)
+            self.types[e.name] = info
+        for r in contract.relationships:
+            words = [w for w in split_name(r.name) if w not in ("has", "to", "of", "via", "by")]
+            target = self.types.get(r.to_entity)
+            target_words = {stem(w) for w in (target.words if target else [])}
+            if r.kind == "nesting" or {stem(w) for w in words} <= target_words:
+                words = []
+            self.rels.append(RelInfo(r.name, r.from_entity, r.to_entity, r.kind, words))
+
+    def _attr(self, e: EntityType, a: Attribute, entity_words: list[str]) -> AttrInfo:
+        hit = self.contract.field_by_id(a.field_id)
+        spec = hit[1] if hit else None
+        words = split_name(a.name)
+        short = words
+        ent = [stem(w) for w in entity_words]
+        k = 0
+        while k < len(words) - 1 and k < len(ent) and stem(words[k]) == ent[k]:
+            k += 1
+        if k:
+            short = words[k:]
+        identifier = (a.semantic == "identifier") or (bool(words) and words[-1] in ID_WORDS)
+        values = {str(v) for v, _ in (spec.top_values if spec else [])}
+        boolean = a.type == "bool" or (a.type == "int" and bool(values) and values <= {"0", "1", "True", "False"})
+        return AttrInfo(
+            entity=e.name,
+            name=a.name,
+            type=a.type,
+            semantic=a.semantic,
+            words=words,
+            short=short,
+            numeric=a.type in ("int", "float", "decimal") and not identifier,
+            boolean=boolean,
+            identifier=identifier,
+            max_length=spec.max_length if spec else None,
+        )
+
+    def neighbours(self, entity: str) -> list[tuple[RelInfo, str, str]]:
+        """(relationship, direction from ``entity``, other entity) for every relationship touching ``entity``."""
+        out = []
+        for r in self.rels:
+            if r.from_entity == entity:
+                out.append((r, "out", r.to_entity))
+            if r.to_entity == entity:
+                out.append((r, "in", r.from_entity))
+        return out
+
+
+# ----------------------------------------------------------------------------------------------- value dictionary
+
+
+@dataclass(frozen=True)
+class ValueHit:
+    entity: str
+    values: tuple[tuple[str, Any], ...]  # (attribute, stored value), one pair or first+last name
+    role: str  # "display" (names an entity), "category", "other"
+
+    @property
+    def attrs(self) -> tuple[str, ...]:
+        return tuple(a for a, _ in self.values)
+
+
+MAX_VALUE_CHARS = 120
+MAX_NGRAM = 12
+MAX_INDEXED_FIELD_CHARS = 400
+"""Fields whose longest value is longer are prose (vector territory); shorter ones are indexed value by value."""
+
+
+class ValueIndex:
+    """Folded value -> where it occurs. Built from the graph (all values) or, without one, the profiles."""
+
+    def __init__(self) -> None:
+        self.hits: dict[str, set[ValueHit]] = {}
+        self.max_words = 1
+
+    def add(self, text: str, hit: ValueHit) -> None:
+        key = norm_value(text)
+        if not key or len(key) > MAX_VALUE_CHARS:
+            return
+        self.hits.setdefault(key, set()).add(hit)
+        self.max_words = min(MAX_NGRAM, max(self.max_words, key.count(" ") + 1))
+
+    def lookup(self, text: str) -> set[ValueHit]:
+        return self.hits.get(norm_value(text), set())
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+
+def indexable(attr: AttrInfo) -> bool:
+    """String attributes short enough to be named in a question (not long free text, not emails' siblings)."""
+    if attr.type not in ("string", "text"):
+        return False
+    return attr.max_length is None or attr.max_length <= MAX_INDEXED_FIELD_CHARS
+
+
+def role_of(info: TypeInfo, attr: AttrInfo, distinct: int | None) -> str:
+    if attr.name in info.display:
+        return "display"
+    if attr.semantic == "category" or (distinct is not None and distinct <= 200):
+        return "category"
+    return "other"
+
+
+def profile_values(vocab: Vocabulary) -> ValueIndex:
+    """A value index from the contract's profiles only (top values and examples): a fallback without a graph."""
+    index = ValueIndex()
+    for info in vocab.types.values():
+        for attr in info.attrs.values():
+            if not indexable(attr):
+                continue
+            spec = next(
+                (
+                    f
+                    for f in vocab.contract.sources.get(info.source, _EMPTY).fields
+                    if f.name == attr.name
+                ),
+                None,
+            )
+            if spec is None:
+                continue
+            role = role_of(info, attr, spec.distinct)
+            for v in [*(v for v, _ in spec.top_values), *spec.examples]:
+                if isinstance(v, str) and v.strip():
+                    index.add(v, ValueHit(info.name, ((attr.name, v),), role))
+    return index
+
+
+class _Empty:
+    fields: list[Any] = []
+
+
+_EMPTY: Any = _Empty()
