@@ -1,0 +1,324 @@
+"""Contract agent: the single writer of the contract. Profile deltas in, new contract versions and diffs out.
+
+``ContractAgent.apply(deltas, completions, now)`` merges each :class:`~agents.profiler.ProfileDelta` into its
+source's running profile (dropping a delta whose watermark was already applied), then evolves the contract
+through ``contract.evolve`` and returns ``(contract, diff)``; ``diff`` is ``None`` when nothing structural changed.
+
+Streaming and keys. Keys and foreign keys inferred from a prefix of a source can be wrong (the first 100 rows of
+``PlaylistTrack`` make ``TrackId`` look unique; a child read before its parent fails containment), and the contract
+is monotonic: a key can never be taken back. So:
+
+* fields, types, new sources and parents enter the contract at once (schema-diff latency is one batch);
+* identity keys, foreign keys and hierarchy are inferred only over **settled** sources. A file-fed source is
+  settled when every file it has records from has a :class:`SourceComplete` and the profile counted at least the
+  records the completion announced for that file (deltas and completions travel on different partitions, so either
+  may arrive first). A pushed (topic) source is settled after ``settle_records`` records, or when no record arrived
+  for ``settle_seconds`` (the runtime passes ``now``; call :meth:`ContractAgent.tick` on a timer).
+* a source that has never settled carries ``key_evidence["pending"]`` (``agents.extractors.covers`` defers its
+  records); once settled, keys and links are re-inferred whenever a settled source's profile changes.
+
+A source settling without a key removes its ``pending`` mark but changes no structure: ``apply`` returns the
+same version, and :attr:`ContractAgent.newly_settled` names the sources so the runtime republishes the contract
+and replays their deferred records.
+
+State (profiles, meta, per-file counts, completions, watermarks, contract) round-trips through
+:meth:`ContractAgent.to_state` / :meth:`ContractAgent.from_state` as JSON-able data, for a changelog topic or file.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from agents import metrics
+from agents.extractors import PENDING
+from agents.profiler import STREAM_CAPS, ProfileDelta
+from contract.discover import infer
+from contract.evolve import evolve
+from contract.field_profile import Caps
+from contract.model import Contract, ContractDiff, ForeignKey, SourceSpec
+from contract.profile import SourceProfile
+
+SETTLE_RECORDS = 1000
+SETTLE_SECONDS = 30.0
+STATE_VERSION = 1
+MAX_REASON_SOURCES = 8
+
+
+class SourceComplete(BaseModel):
+    """Sent by a file connector after the last record of ``file``: it produced ``records`` records of ``source``.
+
+    A file that yields several sources (nested arrays, Excel sheets) gets one per source."""
+
+    source: str
+    file: str
+    records: int
+
+    @classmethod
+    def for_file(cls, file: str, counts: Mapping[str, int]) -> list[SourceComplete]:
+        return [cls(source=s, file=file, records=n) for s, n in sorted(counts.items())]
+
+
+@dataclass
+class _Source:
+    profile: SourceProfile
+    format: str
+    parent: str | None = None
+    array_path: str | None = None
+    files: dict[str, int] = field(default_factory=dict)  # records counted per file
+    completed: dict[str, int] = field(default_factory=dict)  # file -> records announced complete
+    last_seen: float = 0.0
+    settled: bool = False  # keys/links may be inferred now
+    ever_settled: bool = False
+
+    def meta(self) -> dict[str, Any]:
+        return {
+            "format": self.format,
+            "files": sorted(self.files),
+            "parent": self.parent,
+            "array_path": self.array_path,
+        }
+
+    def waiting(self) -> list[str]:
+        """Files not complete yet: no completion seen, or fewer records profiled than it announced."""
+        files = set(self.files) | set(self.completed)
+        return sorted(f for f in files if f not in self.completed or self.files.get(f, 0) < self.completed[f])
+
+    def check_settled(self, now: float, settle_records: int, settle_seconds: float) -> bool:
+        if self.files or self.completed:
+            return not self.waiting()
+        return self.profile.records >= settle_records or (now - self.last_seen) >= settle_seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "profile": self.profile.to_dict(),
+            "format": self.format,
+            "parent": self.parent,
+            "array_path": self.array_path,
+            "files": self.files,
+            "completed": self.completed,
+            "last_seen": self.last_seen,
+            "settled": self.settled,
+            "ever_settled": self.ever_settled,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], caps: Caps) -> _Source:
+        return cls(
+            profile=SourceProfile.from_dict(d["profile"], caps),
+            format=d["format"],
+            parent=d.get("parent"),
+            array_path=d.get("array_path"),
+            files=dict(d.get("files", {})),
+            completed=dict(d.get("completed", {})),
+            last_seen=float(d.get("last_seen", 0.0)),
+            settled=bool(d.get("settled", False)),
+            ever_settled=bool(d.get("ever_settled", False)),
+        )
+
+
+def _names(items: Iterable[str]) -> str:
+    xs = sorted(items)
+    shown = ", ".join(xs[:MAX_REASON_SOURCES])
+    return shown + (f" and {len(xs) - MAX_REASON_SOURCES} more" if len(xs) > MAX_REASON_SOURCES else "")
+
+
+class ContractAgent:
+    def __init__(
+        self,
+        contract: Contract | None = None,
+        *,
+        contract_id: str = "esc",
+        settle_records: int = SETTLE_RECORDS,
+        settle_seconds: float = SETTLE_SECONDS,
+        caps: Caps = STREAM_CAPS,
+    ) -> None:
+        self.contract = contract if contract is not None else Contract(contract_id=contract_id)
+        self.settle_records = settle_records
+        self.settle_seconds = settle_seconds
+        self.caps = caps
+        self.sources: dict[str, _Source] = {}
+        self.applied: dict[str, int] = {}  # "stream\x1fsource" -> last offset applied
+        self.dropped = 0  # re-delivered deltas dropped
+        self.newly_settled: list[str] = []  # sources that settled in the last apply
+        self.last_seconds = 0.0  # time the last apply spent inferring and evolving
+
+    # ---------------------------------------------------------------------------------------------- intake
+    def _take(self, d: ProfileDelta, now: float) -> bool:
+        wm_key = f"{d.watermark.stream}\x1f{d.source}"
+        if d.watermark.offset <= self.applied.get(wm_key, -1):
+            self.dropped += 1
+            return False
+        self.applied[wm_key] = d.watermark.offset
+        prof = SourceProfile.from_dict(d.profile, self.caps)
+        st = self.sources.get(d.source)
+        if st is None:
+            st = self.sources[d.source] = _Source(profile=prof, format=d.meta.format)
+        elif st.profile.records == 0:  # only a completion was seen so far
+            st.profile, st.format = prof, d.meta.format
+        else:
+            st.profile = st.profile.merge(prof)
+        st.parent = st.parent or d.meta.parent
+        st.array_path = st.array_path or d.meta.array_path
+        for f, n in d.meta.file_records.items():
+            st.files[f] = st.files.get(f, 0) + n
+        st.last_seen = now
+        return True
+
+    def _complete(self, c: SourceComplete, now: float) -> None:
+        st = self.sources.get(c.source)
+        if st is None:  # the completion overtook every delta of its source
+            st = self.sources[c.source] = _Source(profile=SourceProfile.empty(c.source), format="json")
+            st.last_seen = now
+        st.completed[c.file] = max(c.records, st.completed.get(c.file, 0))
+
+    # ---------------------------------------------------------------------------------------------- observed
+    def _pending_spec(self, name: str, st: _Source) -> SourceSpec:
+        """Fields now, key and links later: the previous key decision is carried unchanged."""
+        prev = self.contract.sources.get(name)
+        spec = SourceSpec.model_validate(
+            {
+                "format": st.format,
+                "files": sorted(st.files),
+                "records": st.profile.records,
+                "parent": st.profile.parent.parent if st.profile.parent is not None else st.parent,
+                "fields": st.profile.field_specs(),
+            }
+        )
+        if prev is not None and st.ever_settled:
+            spec.identity_key = list(prev.identity_key)
+            spec.key_confidence = prev.key_confidence
+            spec.key_evidence = dict(prev.key_evidence)
+        else:
+            waiting = st.waiting()
+            spec.key_evidence = {
+                PENDING: (
+                    f"waiting for the end of {_names(waiting)}" if waiting else "waiting for more records"
+                )
+                + f" ({st.profile.records} records profiled)"
+            }
+        return spec
+
+    def _observed(self, changed: set[str], reinfer: bool) -> Contract:
+        settled = {s: st for s, st in self.sources.items() if st.settled and st.profile.records}
+        if reinfer and settled:
+            observed = infer(
+                {s: st.profile for s, st in settled.items()}, {s: st.meta() for s, st in settled.items()}
+            )
+        else:
+            observed = Contract()
+        observed.contract_id = self.contract.contract_id
+        for s in sorted(changed):
+            st = self.sources[s]
+            if s not in observed.sources and st.profile.records:
+                observed.sources[s] = self._pending_spec(s, st)
+        carried: list[ForeignKey] = [
+            fk
+            for fk in self.contract.foreign_keys
+            if not (fk.from_.source in settled and fk.to.source in settled)
+        ]
+        known = {fk.signature() for fk in observed.foreign_keys}
+        observed.foreign_keys += [fk.model_copy(deep=True) for fk in carried if fk.signature() not in known]
+        return observed
+
+    # ---------------------------------------------------------------------------------------------- apply
+    def apply(
+        self,
+        deltas: Sequence[ProfileDelta],
+        completions: Sequence[SourceComplete] = (),
+        now: float | None = None,
+    ) -> tuple[Contract, ContractDiff | None]:
+        """Merge deltas and completions; evolve the contract. ``(contract, diff or None)``."""
+        now = time.time() if now is None else now
+        changed: set[str] = set()
+        taken: dict[str, int] = {}
+        marks: dict[str, str] = {}
+        for d in deltas:
+            if self._take(d, now):
+                changed.add(d.source)
+                taken[d.source] = taken.get(d.source, 0) + d.records
+                marks[d.source] = f"{d.watermark.stream}@{d.watermark.offset}"
+        for c in completions:
+            self._complete(c, now)
+        self.newly_settled = []
+        reinfer = False
+        for s, st in sorted(self.sources.items()):
+            was = st.settled
+            st.settled = st.check_settled(now, self.settle_records, self.settle_seconds)
+            if st.settled and not was:
+                if not st.ever_settled:
+                    self.newly_settled.append(s)
+                st.ever_settled = True
+                reinfer = True
+            elif st.settled and s in changed:
+                reinfer = True
+        if not changed and not reinfer:
+            return self.contract, None
+        reason = self._reason(taken, marks, completions)
+        t0 = time.perf_counter()
+        observed = self._observed(changed | set(self.newly_settled), reinfer)
+        if not observed.sources:
+            return self.contract, None
+        self.contract, diff = evolve(self.contract, observed, reason)
+        self.last_seconds = time.perf_counter() - t0
+        metrics.CONTRACT_VERSION.set(self.contract.version)
+        if diff is not None:
+            for item in diff.added:
+                metrics.SCHEMA_DIFFS.labels(item.kind).inc()
+        return self.contract, diff
+
+    def tick(self, now: float | None = None) -> tuple[Contract, ContractDiff | None]:
+        """Settle idle topic sources (no delta needed); call on a timer."""
+        return self.apply((), (), now)
+
+    def _reason(
+        self, taken: Mapping[str, int], marks: Mapping[str, str], completions: Sequence[SourceComplete]
+    ) -> str:
+        parts = []
+        if taken:
+            shown = [f"{s} (+{n} records, {marks[s]})" for s, n in sorted(taken.items())[:MAX_REASON_SOURCES]]
+            more = len(taken) - len(shown)
+            parts.append("profiles of " + ", ".join(shown) + (f" and {more} more" if more > 0 else ""))
+        if completions:
+            files = sorted({c.file for c in completions})
+            parts.append(f"end of {_names(files)}")
+        if self.newly_settled:
+            parts.append(f"settled: {_names(self.newly_settled)}")
+        return "; ".join(parts) or "settled sources re-inferred"
+
+    # ---------------------------------------------------------------------------------------------- reading
+    @property
+    def settled(self) -> set[str]:
+        return {s for s, st in self.sources.items() if st.settled}
+
+    def profiles(self) -> dict[str, SourceProfile]:
+        return {s: st.profile for s, st in self.sources.items()}
+
+    # ---------------------------------------------------------------------------------------------- state
+    def to_state(self) -> dict[str, Any]:
+        return {
+            "state_version": STATE_VERSION,
+            "contract": self.contract.model_dump(mode="json", by_alias=True),
+            "settle_records": self.settle_records,
+            "settle_seconds": self.settle_seconds,
+            "sources": {s: st.to_dict() for s, st in sorted(self.sources.items())},
+            "applied": dict(sorted(self.applied.items())),
+        }
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any], caps: Caps = STREAM_CAPS) -> ContractAgent:
+        if state.get("state_version") != STATE_VERSION:
+            raise ValueError(f"unknown contract agent state version {state.get('state_version')!r}")
+        agent = cls(
+            Contract.model_validate(state["contract"]),
+            settle_records=int(state["settle_records"]),
+            settle_seconds=float(state["settle_seconds"]),
+            caps=caps,
+        )
+        agent.sources = {s: _Source.from_dict(d, caps) for s, d in state["sources"].items()}
+        agent.applied = {k: int(v) for k, v in state["applied"].items()}
+        return agent
