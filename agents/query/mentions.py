@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agents.query.vocabulary import (
+    DERIVED_VALUE,
+    DERIVED_WORDS,
     DURATION_ATTR_WORDS,
     DURATION_WORDS,
     MANAGER_WORDS,
@@ -22,6 +24,7 @@ from agents.query.vocabulary import (
     ValueHit,
     ValueIndex,
     Vocabulary,
+    duration_score,
     norm_value,
     stem,
     tokenize,
@@ -209,21 +212,22 @@ _IGNORABLE = STOPWORDS - {"total", "name", "count", "names"}
 
 def _attr_match(
     tokens: list[Token], i: int, free: list[bool], words: list[str], short: list[str]
-) -> tuple[int, float] | None:
-    """Longest run of an attribute's words (or its short form) starting at token ``i``: (size, score)."""
-    best: tuple[int, float] | None = None
+) -> tuple[int, float, int] | None:
+    """Longest run of an attribute's words (or its short form) starting at token ``i``: (content words matched,
+    score, tokens spanned). Stopwords inside the name ("title of courtesy") do not count as matched content."""
+    best: tuple[int, float, int] | None = None
     for phrase, weight in ((words, 1.0), (short, 0.9)):
+        content_total = sum(1 for w in phrase if w not in _IGNORABLE) or 1
         for size in range(len(phrase), 0, -1):
-            if best is not None and size < best[0]:
-                break
             for off in range(0, len(phrase) - size + 1):
                 part = phrase[off : off + size]
-                if all(w in _IGNORABLE for w in part):
+                if all(w in _IGNORABLE for w in part) or part[-1] in _IGNORABLE:
                     continue
                 if _match_seq(tokens, i, part) and all(free[i + k] for k in range(size)):
-                    score = weight * size / len(phrase)
-                    if best is None or (size, score) > best:
-                        best = (size, score)
+                    content = sum(1 for w in part if w not in _IGNORABLE)
+                    cand = (content, weight * content / content_total, size)
+                    if best is None or cand[:2] > best[:2]:
+                        best = cand
                     break
     return best
 
@@ -260,6 +264,7 @@ def read_schema_words(tokens: list[Token], vocab: Vocabulary, covered: set[int],
             continue
         cands: dict[tuple[str, str], float] = {}
         longest = 0
+        span = 1
         implicit = None
         low = tokens[i].low
         wants_id = any(tokens[k].low in ("id", "code") for k in range(i, min(n, i + 4)))
@@ -270,12 +275,13 @@ def read_schema_words(tokens: list[Token], vocab: Vocabulary, covered: set[int],
                 best = _attr_match(tokens, i, free, a.words, a.short)
                 if best is None:
                     continue
-                size, score = best
-                if size > longest:
-                    cands, longest = {}, size
-                if size == longest:
+                content, score, size = best
+                if content > longest:
+                    cands, longest, span = {}, content, size
+                if content == longest:
                     cands[(info.name, a.name)] = score
-        if not cands:
+                    span = max(span, size)
+        if not cands or max(cands.values()) < 0.6:
             lex: list[tuple[frozenset[str], str]] = [
                 (DURATION_WORDS, "duration"),
                 (MONEY_WORDS, "money"),
@@ -288,17 +294,22 @@ def read_schema_words(tokens: list[Token], vocab: Vocabulary, covered: set[int],
                     for info in vocab.types.values():
                         for a in info.attrs.values():
                             if kind == "duration" and set(a.words) & DURATION_ATTR_WORDS and a.numeric:
-                                cands[(info.name, a.name)] = 0.8
+                                cands[(info.name, a.name)] = duration_score(a.words)
                             elif kind == "money" and a.semantic == "money":
                                 cands[(info.name, a.name)] = 0.6
                             elif kind == "quantity" and "quantity" in a.words and a.numeric:
                                 cands[(info.name, a.name)] = 0.8
                             elif kind == "person" and a.name in info.display and a.type in ("string", "text"):
                                 cands[(info.name, a.name)] = 0.3
-                    longest = 1
+                    if kind == "money" and low in DERIVED_WORDS and vocab.derived:
+                        implicit = "value"
+                        for info in vocab.types.values():
+                            if info.name in vocab.derived:
+                                cands[(info.name, DERIVED_VALUE)] = 0.7
+                    span = 1
                     break
         if cands:
-            m.attrs.append(AttrMention(i, i + longest, cands, implicit))
+            m.attrs.append(AttrMention(i, i + span, cands, implicit))
     # relationships whose name says more than their target type ("support rep", "reports to", "manager staff")
     for i in range(n):
         if not free[i]:
@@ -325,6 +336,10 @@ def read_operations(tokens: list[Token], m: Mentions) -> None:
                 m.cues.append(Cue(i, i + len(words), kind))
                 break
         word = lows[i]
+        if m.cues and m.cues[-1].start == i and words == ("number", "of") and i > 0 and lows[i - 1] not in (
+            "the", "a", "total", "what", "is"
+        ):
+            m.cues.pop()  # "phone number of": an attribute, not a count
         if word in _COMPARE and i + 1 < n:
             j = i + 1
             if j < n and lows[j] in ("than", "to"):
@@ -342,6 +357,11 @@ def read(question: str, vocab: Vocabulary, index: ValueIndex) -> Mentions:
     read_operations(tokens, m)
     compare_tokens = {k for c in m.compares for k in range(c.start + 1, c.end)} | {i for i, _ in m.years}
     read_schema_words(tokens, vocab, covered | compare_tokens, m)
+    # a partial attribute reading of a word that fully names a type ("orders") gives way to the type
+    m.attrs = [
+        a for a in m.attrs
+        if max(a.candidates.values()) >= 0.9 or not any(t.start == a.start and t.end == a.end for t in m.types)
+    ]  # fmt: skip
     # a value that is only a schema word ("Total", "Country") is not a value mention
     m.values = [
         v for v in m.values

@@ -22,7 +22,14 @@ from typing import Any
 
 from agents.query.mentions import AttrMention, Mentions, RelMention, TypeMention, ValueMention, read
 from agents.query.plan import Expr, Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
-from agents.query.vocabulary import ValueHit, ValueIndex, Vocabulary
+from agents.query.vocabulary import (
+    DERIVED_VALUE,
+    DURATION_ATTR_WORDS,
+    ValueHit,
+    ValueIndex,
+    Vocabulary,
+    duration_score,
+)
 
 MAX_PATH = 4
 
@@ -203,6 +210,12 @@ class _Plan:
         for r in m.rels:
             items.append((r.start, 0, r))
         items = [it for it in items if not any(s <= it[0] < e for s, e in anchor_spans)]
+        # "rental rate": an attribute phrase longer than the type word it starts with wins
+        longer = {(a.start) for a in m.attrs if a.end - a.start > 1}
+        items = [
+            it for it in items
+            if not (isinstance(it[2], TypeMention) and it[2].start in longer and it[2].end - it[2].start == 1)
+        ]  # fmt: skip
         items.sort(key=lambda it: (it[0], it[1]))
         return items
 
@@ -277,7 +290,7 @@ class _Plan:
                 out.append(Filter(prop=date, op="startswith", value=str(year)))
         for am in self.m.attrs:
             for (e, attr), _ in am.candidates.items():
-                if e == entity and info.attrs[attr].boolean and self._is_predicate(am):
+                if e == entity and attr in info.attrs and info.attrs[attr].boolean and self._is_predicate(am):
                     out.append(Filter(prop=attr, value=1))
         return out
 
@@ -288,13 +301,14 @@ class _Plan:
     def _compare_attr(self, entity: str, word: str, end: int) -> str | None:
         info = self.vocab.types[entity]
         unit = self.m.tokens[end].low if end < len(self.m.tokens) else ""
-        for a in info.attrs.values():
-            if not a.numeric:
-                continue
-            if word in ("longer", "shorter") or unit in ("minutes", "seconds", "milliseconds"):
-                if {"length", "duration", "milliseconds", "minutes", "seconds"} & set(a.words):
-                    return a.name
-        return None
+        if word not in ("longer", "shorter") and unit not in ("minutes", "seconds", "milliseconds", "hours"):
+            return None
+        ranked = [
+            (duration_score(a.words), a.name)
+            for a in info.attrs.values()
+            if a.numeric and set(a.words) & DURATION_ATTR_WORDS
+        ]
+        return max(ranked)[1] if ranked else None
 
     # -- direct: lookup, list, count, aggregate -------------------------------------------------------------------
     def _direct(self, items: list[Any], anchor: Anchor | None) -> Planned:
@@ -317,22 +331,22 @@ class _Plan:
         cite = list(dict.fromkeys([svar, tvar]))
         info = self.vocab.types[target]
         # "how many units ... in total": a count cue followed by an attribute is a sum of that attribute
-        count_attr = count is not None and attr is not None and self.vocab.types[target].attrs[attr].numeric
+        count_attr = count is not None and attr is not None and self._numeric(target, attr)
         if count is not None and not count_attr:
             plan = QueryPlan(
                 kind="count", start=plan_vars[0], hops=hops, cite=cite,
                 returns=[ReturnItem(var=tvar, agg="count", alias="count")],
             )  # fmt: skip
             return Planned(plan, ["count"], "aggregate", self._confidence(anchor), True, self.notes)
-        if attr is not None and (agg_cue is not None or count_attr) and not single and info.attrs[attr].numeric:
+        if attr is not None and (agg_cue is not None or count_attr) and not single and self._numeric(target, attr):
             kind = agg_cue.kind if agg_cue is not None else "sum"
             plan = QueryPlan(
                 kind="aggregate", start=plan_vars[0], hops=hops, cite=cite,
-                returns=[ReturnItem(var=tvar, prop=attr, agg=kind, alias=kind)],  # type: ignore[arg-type]
+                returns=[self._item(tvar, target, attr, kind, kind)],
             )  # fmt: skip
             return Planned(plan, [kind], "aggregate", self._confidence(anchor), True, self.notes)
         shown = [attr] if attr is not None else info.display
-        returns = [ReturnItem(var=tvar, prop=p, alias=f"v{i}") for i, p in enumerate(shown)]
+        returns = [self._item(tvar, target, p, None, f"v{i}") for i, p in enumerate(shown)]
         plan = QueryPlan(
             kind="lookup" if not steps else "traverse", start=plan_vars[0], hops=hops, returns=returns, cite=cite
         )
@@ -351,13 +365,27 @@ class _Plan:
                 same = next((am for am in self.m.attrs if am.start == first.start), None)
                 if same is not None:
                     own = [a for (e, a) in same.candidates if e == anchor.entity]
-                    if own and first.entity != anchor.entity and not self._reachable(anchor.entity, first.entity, 1):
+                    others = [
+                        t for i, t in enumerate(self.m.types) if i not in self.designating and t is not first
+                    ]
+                    if (
+                        own and not others and first.entity != anchor.entity
+                        and not self._reachable(anchor.entity, first.entity, 1)
+                    ):
                         return anchor.entity, own[0]
             return first.entity, self._attr_of(first.entity, items[1:])
         if isinstance(first, RelMention):
             return self._rel_target(first, anchor), None
         am: AttrMention = first
         return self._attr_owner(am, anchor, types_named)
+
+    def _numeric(self, entity: str, attr: str) -> bool:
+        return attr == DERIVED_VALUE or self.vocab.types[entity].attrs[attr].numeric
+
+    def _item(self, var: str, entity: str, attr: str, agg: str | None, alias: str) -> ReturnItem:
+        if attr == DERIVED_VALUE:
+            return ReturnItem(var=var, expr=self.vocab.derived[entity], agg=agg, alias=alias)  # type: ignore[arg-type]
+        return ReturnItem(var=var, prop=attr, agg=agg, alias=alias)  # type: ignore[arg-type]
 
     def _reachable(self, a: str, b: str, hops: int) -> bool:
         return self._distance(a, b) <= hops
@@ -447,11 +475,9 @@ class _Plan:
         before = [it for it in items[1:] if it[0] < cue.start]
         measure: Any = None
         duration = next((a for a in m.attrs if a.start == cue.start and a.implicit == "duration"), None)
-        for _, _, it in after + before:
-            if isinstance(it, RelMention):
-                continue
-            measure = it
-            break
+        ordered = [it for _, _, it in after if isinstance(it, AttrMention) and self._numeric_candidates(it)]
+        ordered += [it for _, _, it in after + before if isinstance(it, TypeMention | AttrMention)]
+        measure = ordered[0] if ordered else None
         if duration is not None and (measure is None or not isinstance(measure, TypeMention)):
             measure = duration
         money = next((a for a in m.attrs if a.implicit == "money"), None)
@@ -460,8 +486,12 @@ class _Plan:
         if measure is None:
             raise _Give("a superlative without anything to rank by")
         if isinstance(measure, AttrMention):
-            own = [a for (e, a), _ in sorted(measure.candidates.items(), key=lambda x: -x[1]) if e == target]
-            if own and group_attr is None and not (measure.implicit == "money" and len(own) == 0):
+            top = max(measure.candidates.values())
+            own = [
+                a for (e, a), sc in sorted(measure.candidates.items(), key=lambda x: -x[1])
+                if e == target and sc >= top and self._numeric(e, a)
+            ]  # fmt: skip
+            if own and group_attr is None:
                 # order the target's own rows by its attribute
                 start = anchor.entity if anchor is not None else target
                 steps = self._route(start, target, anchor) if anchor is not None else []
@@ -477,7 +507,7 @@ class _Plan:
                 )  # fmt: skip
                 return Planned(plan, [r.alias for r in returns], "aggregate", self._confidence(anchor), True, self.notes)
             m_entity, m_attr = self._measure_owner(measure, target)
-            agg_item = ReturnItem(var="", prop=m_attr, agg="sum", alias="score")
+            agg_item = self._item("", m_entity, m_attr, "sum", "score")
         else:
             m_entity = measure.entity if isinstance(measure, TypeMention) else target
             m_attr = None
@@ -488,8 +518,18 @@ class _Plan:
             nodes[0].filters.extend(anchor.filters)
         for i, s in enumerate(steps, 1):
             nodes.append(NodePattern(var=f"n{i}", label=s.target))
-        hops = [Hop(rel_type=s.rel, direction=s.direction, target=v) for s, v in zip(steps, nodes[1:], strict=True)]  # type: ignore[arg-type]
         agg_item.var = nodes[-1].var
+        if anchor is not None and anchor.entity != target:
+            # "the most Comedy films": the anchor restricts what is counted, reached from the measured node
+            extra = self._route(m_entity, anchor.entity, None) if anchor.entity != m_entity else []
+            if not extra:
+                nodes[-1].filters.extend(anchor.filters)
+            for s in extra:
+                nodes.append(NodePattern(var=f"n{len(nodes)}", label=s.target))
+            if extra:
+                nodes[-1].filters.extend(anchor.filters)
+            steps = steps + extra
+        hops = [Hop(rel_type=s.rel, direction=s.direction, target=v) for s, v in zip(steps, nodes[1:], strict=True)]  # type: ignore[arg-type]
         if group_attr is not None:
             returns = [ReturnItem(var="n0", prop=group_attr, alias="v0"), agg_item]
             group_by: list[str] = []
@@ -504,12 +544,16 @@ class _Plan:
         answer = [r.alias for r in returns if r.agg is None]
         return Planned(plan, answer, "aggregate", self._confidence(anchor), True, self.notes)
 
+    def _numeric_candidates(self, am: AttrMention) -> bool:
+        return any(self._numeric(e, a) for e, a in am.candidates)
+
     def _measure_owner(self, measure: AttrMention, target: str) -> tuple[str, str]:
         def rank(item: tuple[tuple[str, str], float]) -> tuple[float, float]:
             (e, _), score = item
             return (score, -self._distance(target, e))
 
-        (e, a), _ = max(measure.candidates.items(), key=rank)
+        numeric = {k: v for k, v in measure.candidates.items() if self._numeric(*k)} or measure.candidates
+        (e, a), _ = max(numeric.items(), key=rank)
         return e, a
 
 

@@ -13,6 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.query.plan import Expr
 from contract.model import Attribute, Contract, EntityType
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -31,9 +32,21 @@ DURATION_ATTR_WORDS = frozenset({"length", "duration", "milliseconds", "millisec
 MONEY_WORDS = frozenset({"spent", "spend", "amount", "paid", "pay", "revenue", "sales", "invoiced", "money", "value"})
 QUANTITY_WORDS = frozenset({"units", "unit", "quantity", "quantities"})
 MANAGER_WORDS = frozenset({"manager", "boss", "supervisor", "superior"})
+DERIVED_WORDS = frozenset({"value", "revenue", "sales", "worth"})
+DERIVED_VALUE = "=value"
+"""Pseudo-attribute: price x quantity (x (1 - discount)) on line-like entities that have those attributes."""
 PERSON_WORDS = frozenset({"person", "who", "whom"})
 NAME_WORDS = frozenset({"name", "names", "called", "title", "description"})
 ID_WORDS = frozenset({"id", "key", "fk", "ref"})
+
+
+def duration_score(words: list[str]) -> float:
+    """How well an attribute's name fits "long/length" words: ``length`` best, units next, ``*_duration`` less."""
+    if "length" in words:
+        return 0.85 / len(words) ** 0.5
+    if {"milliseconds", "millisecond", "seconds", "minutes", "runtime"} & set(words):
+        return 0.8 / len(words) ** 0.5
+    return 0.6 / len(words)
 
 
 def fold(text: str) -> str:
@@ -191,6 +204,20 @@ def _display(entity: EntityType, attrs: dict[str, AttrInfo], words: list[str]) -
     return keys[:1]
 
 
+def derived_value(info: TypeInfo) -> Expr | None:
+    """price x quantity (x (1 - discount)) for a line-like type: one money attribute, one quantity-named measure,
+    and optionally one percent/discount attribute."""
+    money = [a for a in info.attrs.values() if a.semantic == "money" and a.numeric]
+    qty = [a for a in info.attrs.values() if a.numeric and ("quantity" in a.words or a.words == ["qty"])]
+    if len(money) != 1 or len(qty) != 1:
+        return None
+    expr = Expr(op="mul", args=[Expr(prop=money[0].name), Expr(prop=qty[0].name)])
+    disc = [a for a in info.attrs.values() if a.numeric and (a.semantic == "percent" or "discount" in a.words)]
+    if len(disc) == 1:
+        expr = Expr(op="mul", args=[expr, Expr(op="sub", args=[Expr(const=1.0), Expr(prop=disc[0].name)])])
+    return expr
+
+
 class Vocabulary:
     """Types, attributes and relationships of one contract version, with word variants."""
 
@@ -206,6 +233,11 @@ class Vocabulary:
             info = TypeInfo(e.name, e.source, words, key, [], attrs)
             info.display = _display(e, attrs, words)
             self.types[e.name] = info
+        self.derived: dict[str, Expr] = {}
+        for info in self.types.values():
+            expr = derived_value(info)
+            if expr is not None:
+                self.derived[info.name] = expr
         for r in contract.relationships:
             words = [w for w in split_name(r.name) if w not in ("has", "to", "of", "via", "by")]
             target = self.types.get(r.to_entity)
@@ -333,7 +365,7 @@ def profile_values(vocab: Vocabulary) -> ValueIndex:
 
 
 class _Empty:
-    fields: list[Any] = []
+    fields: tuple[Any, ...] = ()
 
 
 _EMPTY: Any = _Empty()
