@@ -95,7 +95,10 @@ def tpch_truth() -> dict[str, Any]:
 def score(contract: Any, truth: dict[str, Any]) -> dict[str, Any]:
     pk = {(s, frozenset(spec.identity_key)) for s, spec in contract.sources.items() if spec.identity_key}
     tk = {(s, frozenset(v["identity_key"])) for s, v in truth["sources"].items()}
-    pf = {(fk.from_.source, tuple(fk.from_.fields), fk.to.source, tuple(fk.to.fields)) for fk in contract.foreign_keys}
+    pf = {
+        (fk.from_.source, tuple(fk.from_.fields), fk.to.source, tuple(fk.to.fields))
+        for fk in contract.foreign_keys
+    }
     tf_all = {
         (f["from"]["source"], tuple(f["from"]["fields"]), f["to"]["source"], tuple(f["to"]["fields"]))
         for f in truth["foreign_keys"]
@@ -105,7 +108,9 @@ def score(contract: Any, truth: dict[str, Any]) -> dict[str, Any]:
         for f in truth["foreign_keys"]
         if f.get("child_nonnull_rows", 1) == 0
     }
-    ph = {(h.parent, h.child, h.path, tuple(h.parent_fields), tuple(h.child_fields)) for h in contract.hierarchy}
+    ph = {
+        (h.parent, h.child, h.path, tuple(h.parent_fields), tuple(h.child_fields)) for h in contract.hierarchy
+    }
     th = {
         (h["parent"], h["child"], h["path"], tuple(h["parent_fields"]), tuple(h["child_fields"]))
         for h in truth["hierarchy"]
@@ -156,7 +161,9 @@ def tpch_dir(sf: str) -> Path:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--packs", default="chinook,sakila,northwind", help="comma list of shared packs ('' for none)")
+    ap.add_argument(
+        "--packs", default="chinook,sakila,northwind", help="comma list of shared packs ('' for none)"
+    )
     ap.add_argument("--tpch", default="0.01", help="comma list of TPC-H scale factors ('' for none)")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     args = ap.parse_args()

@@ -1,0 +1,129 @@
+"""Foreign keys: name evidence + containment + key target; inclusion dependencies without names are not FKs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contract.discover import infer
+from contract.foreign_keys import name_evidence
+from contract.profile import SourceProfile
+
+
+def contract_of(tables: dict[str, list[dict[str, Any]]]) -> Any:
+    return infer({n: SourceProfile.of_rows(n, rows) for n, rows in tables.items()})
+
+
+def sigs(c: Any) -> set[tuple[str, tuple[str, ...], str, tuple[str, ...]]]:
+    return {fk.signature() for fk in c.foreign_keys}
+
+
+def test_name_evidence_rules() -> None:
+    assert name_evidence("AlbumId", "", "Album", "AlbumId", "") == (1.0, "same_name")
+    assert name_evidence("o_custkey", "o_", "customer", "c_custkey", "c_")[1] == "same_name_after_prefix"
+    assert name_evidence("manager_staff_id", "", "staff", "staff_id", "")[1] == "role_prefix"
+    assert name_evidence("ShipVia", "", "Shippers", "ShipperID", "")[1] == "names_target"
+    assert name_evidence("SupportRepId", "", "Employee", "EmployeeId", "")[1] == "person_role"
+    assert name_evidence("ReportsTo", "", "Employees", "EmployeeID", "")[1] == "person_role"
+    assert name_evidence("rental_duration", "", "rental", "rental_id", "") is None
+    assert name_evidence("Quantity", "", "Genre", "GenreId", "") is None
+    assert name_evidence("SupportRepId", "", "MediaType", "MediaTypeId", "") is None
+
+
+def _music() -> dict[str, list[dict[str, Any]]]:
+    return {
+        "Genre": [{"GenreId": i, "Name": f"g{i}"} for i in range(1, 26)],
+        "MediaType": [{"MediaTypeId": i, "Name": f"m{i}"} for i in range(1, 6)],
+        "Employee": [
+            {"EmployeeId": i, "LastName": f"e{i}", "ReportsTo": None if i == 1 else 1} for i in range(1, 9)
+        ],
+        "Customer": [{"CustomerId": i, "SupportRepId": 3 + i % 3, "Country": "X"} for i in range(1, 60)],
+        "Track": [
+            {
+                "TrackId": i,
+                "GenreId": 1 + i % 25,
+                "MediaTypeId": 1 + i % 5,
+                "Quantity": 1 + i % 3,
+                "Bytes": i * 1000,
+            }
+            for i in range(1, 300)
+        ],
+    }
+
+
+def test_same_name_role_and_self_references_without_inclusion_noise() -> None:
+    c = contract_of(_music())
+    assert sigs(c) == {
+        ("Track", ("GenreId",), "Genre", ("GenreId",)),
+        ("Track", ("MediaTypeId",), "MediaType", ("MediaTypeId",)),
+        ("Customer", ("SupportRepId",), "Employee", ("EmployeeId",)),
+        ("Employee", ("ReportsTo",), "Employee", ("EmployeeId",)),
+    }
+    fk = next(f for f in c.foreign_keys if f.from_.fields == ["GenreId"])
+    assert fk.evidence["containment"] == 1.0 and fk.evidence["containment_exact"] and fk.confidence > 0.9
+
+
+def test_no_fk_when_values_are_not_contained() -> None:
+    t = _music()
+    t["Track"].append({"TrackId": 999, "GenreId": 77, "MediaTypeId": 1, "Quantity": 1, "Bytes": 0})
+    t["Track"].extend(
+        {"TrackId": 1000 + i, "GenreId": 100 + i, "MediaTypeId": 1, "Quantity": 1, "Bytes": 0}
+        for i in range(5)
+    )
+    assert ("Track", ("GenreId",), "Genre", ("GenreId",)) not in sigs(contract_of(t))
+
+
+def test_prefix_style_and_composite_foreign_keys() -> None:
+    part = [{"p_partkey": i, "p_name": f"p{i}"} for i in range(1, 41)]
+    supp = [{"s_suppkey": i, "s_name": f"s{i}"} for i in range(1, 11)]
+    ps = [
+        {"ps_partkey": p, "ps_suppkey": 1 + (p + j) % 10, "ps_cost": 1.5}
+        for p in range(1, 41)
+        for j in range(3)
+    ]
+    orders = [{"o_orderkey": i, "o_total": 2.5} for i in range(1, 30)]
+    li = []
+    for o in range(1, 30):
+        for n in range(1, 1 + o % 4 + 1):
+            row = ps[(o * 5 + n) % len(ps)]
+            li.append(
+                {
+                    "l_orderkey": o,
+                    "l_partkey": row["ps_partkey"],
+                    "l_suppkey": row["ps_suppkey"],
+                    "l_linenumber": n,
+                }
+            )
+    c = contract_of({"part": part, "supplier": supp, "partsupp": ps, "orders": orders, "lineitem": li})
+    assert c.sources["partsupp"].identity_key == ["ps_partkey", "ps_suppkey"]
+    assert c.sources["lineitem"].identity_key == ["l_orderkey", "l_linenumber"]
+    assert sigs(c) == {
+        ("partsupp", ("ps_partkey",), "part", ("p_partkey",)),
+        ("partsupp", ("ps_suppkey",), "supplier", ("s_suppkey",)),
+        ("lineitem", ("l_orderkey",), "orders", ("o_orderkey",)),
+        ("lineitem", ("l_partkey",), "part", ("p_partkey",)),
+        ("lineitem", ("l_suppkey",), "supplier", ("s_suppkey",)),
+        ("lineitem", ("l_partkey", "l_suppkey"), "partsupp", ("ps_partkey", "ps_suppkey")),
+    }
+
+
+def test_composite_fk_needs_names_for_every_column() -> None:
+    orders = [{"OrderID": i, "Freight": 1.0} for i in range(1, 20)]
+    products = [{"ProductID": i, "Name": f"p{i}"} for i in range(1, 10)]
+    details = [
+        {"OrderID": o, "ProductID": 1 + (o + j) % 9, "Quantity": j} for o in range(1, 20) for j in range(2)
+    ]
+    other = [{"ReturnID": i, "OrderID": 1 + i % 19, "ProductID": 1 + i % 9} for i in range(1, 15)]
+    c = contract_of({"Orders": orders, "Products": products, "Details": details, "Returns": other})
+    assert c.sources["Details"].identity_key == ["OrderID", "ProductID"]
+    # Returns names both columns of Details' key, but its pairs are not contained in Details: no composite FK
+    assert {s for s in sigs(c) if len(s[1]) > 1} == set()
+    assert ("Returns", ("OrderID",), "Orders", ("OrderID",)) in sigs(c)
+    assert ("Details", ("ProductID",), "Products", ("ProductID",)) in sigs(c)
+
+
+def test_ambiguous_targets_give_no_fk() -> None:
+    a = [{"code_id": i, "x": 1} for i in range(1, 10)]
+    b = [{"code_id": i, "y": 2} for i in range(1, 10)]
+    child = [{"child_id": i, "code_id": 1 + i % 9} for i in range(30)]
+    c = contract_of({"a_things": a, "b_things": b, "child": child})
+    assert not {s for s in sigs(c) if s[0] == "child"}
