@@ -239,16 +239,17 @@ def read_schema_words(tokens: list[Token], vocab: Vocabulary, covered: set[int],
     for i in range(n):
         if not free[i]:
             continue
-        best: tuple[int, str] | None = None
+        found: tuple[int, str] | None = None
         for info in vocab.types.values():
-            for words in (info.words, [w for w in info.words if w not in ("has",)]):
-                if words and len(words) <= MAX_TYPE_WORDS and _match_seq(tokens, i, words) and all(
-                    free[i + k] for k in range(len(words))
-                ):
-                    if best is None or len(words) > best[0]:
-                        best = (len(words), info.name)
-        if best is not None:
-            m.types.append(TypeMention(i, i + best[0], best[1]))
+            words = info.words
+            if (
+                words and len(words) <= MAX_TYPE_WORDS and _match_seq(tokens, i, words)
+                and all(free[i + k] for k in range(len(words)))
+                and (found is None or len(words) > found[0])
+            ):
+                found = (len(words), info.name)
+        if found is not None:
+            m.types.append(TypeMention(i, i + found[0], found[1]))
     # keys: "<type> <number or code>"
     for t in m.types:
         info = vocab.types[t.entity]

@@ -475,7 +475,9 @@ class _Plan:
         before = [it for it in items[1:] if it[0] < cue.start]
         measure: Any = None
         duration = next((a for a in m.attrs if a.start == cue.start and a.implicit == "duration"), None)
-        ordered = [it for _, _, it in after if isinstance(it, AttrMention) and self._numeric_candidates(it)]
+        ordered: list[TypeMention | AttrMention] = [
+            it for _, _, it in after if isinstance(it, AttrMention) and self._numeric_candidates(it)
+        ]
         ordered += [it for _, _, it in after + before if isinstance(it, TypeMention | AttrMention)]
         measure = ordered[0] if ordered else None
         if duration is not None and (measure is None or not isinstance(measure, TypeMention)):

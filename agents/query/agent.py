@@ -1,0 +1,141 @@
+"""QueryAgent: question -> validated plan -> read-only run -> answer with citations.
+
+``QueryAgent(contract, graph, vectors=None, embedder=None, collection=None, llm=None)``;
+``ask(question, options) -> Answer``. Grounding (vocabulary, value dictionary, schema card) is cached per
+contract version; ``set_contract`` swaps it when a new version arrives (a question already running keeps the
+version it started with). The contract is never modified by asking.
+
+Routes: deterministic planner first (default) -> ``lookup`` / ``traverse`` / ``aggregate``; a question nothing
+structured grounds goes to the vector index when one is configured (``vector``, flagged below 0.3 similarity);
+otherwise ``abstain`` with the reason. With ``mode="llm"`` (and an LLM configured) the LLM plans with the
+grounding tools, validated the same way; on failure the deterministic planner still answers.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import unicodedata
+from typing import Literal
+
+from pydantic import BaseModel
+
+from agents.embedding import Embedder
+from agents.query.answer import Answer, compose
+from agents.query.cypher import compile_plan
+from agents.query.grounding import Grounding
+from agents.query.llm_planner import LLMPlanner
+from agents.query.planner import Abstain, DeterministicPlanner
+from agents.query.validate import problems
+from agents.query.vector import answer_from_hits, search
+from agents.stores.base import GraphStore, VectorStore
+from contract.model import Contract
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTION_CHARS = 2000
+
+
+class AskOptions(BaseModel):
+    mode: Literal["deterministic", "llm", "auto"] = "deterministic"
+    vector_fallback: bool = True
+    explain: bool = False  # include the plan and the compiled query in the answer
+
+
+def clean_question(text: str) -> str:
+    """Printable text only, bounded: control characters become spaces."""
+    text = "".join(" " if unicodedata.category(c)[0] == "C" else c for c in str(text))
+    return " ".join(text.split())[:MAX_QUESTION_CHARS]
+
+
+class QueryAgent:
+    def __init__(
+        self,
+        contract: Contract,
+        graph: GraphStore | None,
+        vectors: VectorStore | None = None,
+        embedder: Embedder | None = None,
+        collection: str | None = None,
+        llm: LLMPlanner | None = None,
+    ) -> None:
+        self.graph = graph
+        self.vectors = vectors
+        self.embedder = embedder
+        self.collection = collection
+        self.llm = llm
+        self._lock = threading.Lock()
+        self._grounding: Grounding | None = None
+        self._contract = contract
+
+    # -- grounding, cached per contract version ---------------------------------------------------------------
+    def set_contract(self, contract: Contract) -> None:
+        with self._lock:
+            g = self._grounding
+            if g is not None and contract.version == g.version and contract.content_hash == g.contract.content_hash:
+                return
+            self._contract = contract
+            self._grounding = None
+
+    def grounding(self) -> Grounding:
+        with self._lock:
+            if self._grounding is None:
+                self._grounding = Grounding(self._contract, self.graph)
+            return self._grounding
+
+    def refresh_values(self) -> None:
+        """Rebuild the value dictionary (after new records landed under the same contract version)."""
+        with self._lock:
+            self._grounding = None
+
+    # -- asking -----------------------------------------------------------------------------------------------
+    def ask(self, question: str, options: AskOptions | None = None) -> Answer:
+        opts = options or AskOptions()
+        started = time.perf_counter()
+        g = self.grounding()  # pinned for the whole question
+        q = clean_question(question)
+        answer = self._answer(q, g, opts) if q else Answer.abstain("empty question", g.version)
+        answer.contract_version = g.version
+        answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
+        return answer
+
+    def _answer(self, q: str, g: Grounding, opts: AskOptions) -> Answer:
+        if opts.mode in ("llm", "auto") and self.llm is not None and self.graph is not None:
+            llm_answer = self.llm.ask(q, g, self.graph)
+            if llm_answer.route != "abstain" or opts.mode == "llm":
+                if llm_answer.route != "abstain":
+                    return llm_answer
+                log.info("LLM planner abstained (%s); deterministic planner answers", llm_answer.reason)
+        planned = DeterministicPlanner(g.vocab, g.values).plan(q)
+        if isinstance(planned, Abstain):
+            return self._fallback(q, g, opts, planned.reason, planned.descriptive)
+        found = problems(planned.plan, g.contract)
+        if found:
+            return Answer.abstain("plan does not match the contract: " + "; ".join(found), g.version)
+        if self.graph is None:
+            return Answer.abstain("no graph store configured", g.version)
+        try:
+            rows = self.graph.run_plan(planned.plan)
+        except Exception as exc:
+            log.warning("plan failed: %s", exc)
+            return Answer.abstain(f"the graph store could not run the query: {exc}"[:300], g.version)
+        answer = compose(rows, planned.answer, planned.scalar, planned.route, planned.confidence, g.version)  # type: ignore[arg-type]
+        if answer.route == "abstain":
+            return self._fallback(q, g, opts, answer.reason or "no rows", False)
+        if opts.explain:
+            answer.plan = planned.plan.model_dump(exclude_defaults=True)
+            try:
+                answer.query = compile_plan(planned.plan)[0]
+            except Exception:
+                answer.query = None
+        return answer
+
+    def _fallback(self, q: str, g: Grounding, opts: AskOptions, reason: str, descriptive: bool) -> Answer:
+        vectors, embedder, collection = self.vectors, self.embedder, self.collection
+        if opts.vector_fallback and descriptive and vectors is not None and embedder is not None and collection:
+            try:
+                hits = search(vectors, embedder, collection, q)
+            except Exception as exc:  # noqa: BLE001
+                return Answer.abstain(f"{reason}; vector search failed: {exc}"[:300], g.version)
+            return answer_from_hits(hits, g.version)
+        return Answer.abstain(reason, g.version)

@@ -1,0 +1,112 @@
+"""The answer every surface returns (``esc ask --json``, HTTP, ``esc.answers``), and how rows become one.
+
+Shape (DESIGN.md §3): ``{"answer", "citations": [{"source", "record_id", "location"}], "route", "confidence",
+"contract_version"}`` plus additive diagnostics (``reason`` when abstaining, the ``plan`` and ``query`` that ran,
+``low_confidence`` for weak vector evidence, ``latency_ms``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from agents.query.plan import PlanRow
+
+Route = Literal["lookup", "traverse", "aggregate", "vector", "abstain"]
+MAX_CITATIONS = 50
+MAX_LIST = 200
+_MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ]00:00(?::00(?:\.0+)?)?(?:Z|[+-]00:?00)?$")
+
+
+class Citation(BaseModel):
+    source: str
+    record_id: str
+    location: str = ""
+
+
+class Answer(BaseModel):
+    answer: Any = None
+    citations: list[Citation] = Field(default_factory=list)
+    route: Route
+    confidence: float = 0.0
+    contract_version: int = 0
+    reason: str | None = None
+    low_confidence: bool = False
+    plan: dict[str, Any] | None = None
+    query: str | None = None
+    latency_ms: float | None = None
+    text: str | None = None  # the answer phrased as a sentence (LLM mode)
+
+    @classmethod
+    def abstain(cls, reason: str, contract_version: int, **extra: Any) -> Answer:
+        return cls(answer=None, route="abstain", confidence=0.0, contract_version=contract_version, reason=reason, **extra)
+
+
+def render_value(value: Any) -> Any:
+    """Display form of one stored value: midnight datetimes as dates, whole floats kept as numbers, money as is."""
+    if isinstance(value, str):
+        m = _MIDNIGHT.match(value.strip())
+        return m.group(1) if m else value
+    if isinstance(value, float):
+        return round(value, 2) if abs(value - round(value, 2)) < 1e-9 or abs(value) >= 0.01 else value
+    return value
+
+
+def _join(parts: list[Any]) -> Any:
+    shown = [render_value(p) for p in parts if p is not None]
+    if not shown:
+        return None
+    if len(shown) == 1:
+        return shown[0]
+    return " ".join(str(p).strip() for p in shown)
+
+
+def citations_of(rows: list[PlanRow]) -> list[Citation]:
+    seen: dict[tuple[str, str], Citation] = {}
+    for row in rows:
+        for c in row.citations:
+            if not isinstance(c, dict) or c.get("source") is None or c.get("record_id") is None:
+                continue
+            key = (str(c["source"]), str(c["record_id"]))
+            if key not in seen:
+                seen[key] = Citation(source=key[0], record_id=key[1], location=str(c.get("location") or ""))
+            if len(seen) >= MAX_CITATIONS:
+                return list(seen.values())
+    return list(seen.values())
+
+
+def values_of(rows: list[PlanRow], aliases: list[str]) -> list[Any]:
+    """Distinct answer values in row order (several aliases are joined: first + last name)."""
+    out: list[Any] = []
+    seen: set[str] = set()
+    for row in rows:
+        v = _join([row.values.get(a) for a in aliases])
+        if v is None:
+            continue
+        key = str(v).strip().casefold()
+        if key not in seen:
+            seen.add(key)
+            out.append(v.strip() if isinstance(v, str) else v)
+    return out
+
+
+def compose(
+    rows: list[PlanRow], aliases: list[str], scalar: bool, route: Route, confidence: float, contract_version: int
+) -> Answer:
+    """An answer from plan rows, or an abstention when nothing matched (never an invented value)."""
+    values = values_of(rows, aliases)
+    cites = citations_of(rows)
+    if not values:
+        return Answer.abstain("the query ran but no matching records were found", contract_version)
+    if not cites:
+        return Answer.abstain("matching values have no source records to cite", contract_version)
+    answer: Any = values[0] if (scalar or len(values) == 1) else values[:MAX_LIST]
+    conf = confidence
+    if scalar and len(values) > 1:
+        conf *= 0.5  # several different values where one was expected: say so through the confidence
+        answer = values[:MAX_LIST]
+    return Answer(
+        answer=answer, citations=cites, route=route, confidence=round(conf, 3), contract_version=contract_version
+    )

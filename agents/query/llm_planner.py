@@ -1,0 +1,157 @@
+"""LLM mode: an OpenAI-compatible model plans with the grounding tools and the schema card; its plan is validated
+exactly like the deterministic planner's, and the final answer is phrased from the evidence.
+
+Protocol (JSON only, one object per turn):
+
+* ``{"tool": "search", "text": "..."}`` -> entity search results come back (does not count as an attempt);
+* ``{"tool": "expand", "type": "...", "match": {...}}`` -> the entity's neighbourhood comes back;
+* ``{"plan": <QueryPlan JSON>, "answer": ["alias", ...], "scalar": true}`` -> validated against the contract,
+  run read-only; an invalid, failing or empty plan gets a structured failure summary and another attempt
+  (at most ``MAX_RETRIES`` retries);
+* ``{"abstain": "reason"}``.
+
+Then one more call phrases the answer from the rows (``{"text": "..."}``); values and citations come from the rows,
+never from the model. The model never writes Cypher: the IR has no write operations, and names it uses must exist.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from pydantic import ValidationError
+
+from agents.llm import LLMConfig, extract_json
+from agents.query.answer import Answer, compose
+from agents.query.grounding import Grounding
+from agents.query.plan import QueryPlan
+from agents.query.validate import problems
+from agents.stores.base import GraphStore
+
+log = logging.getLogger(__name__)
+
+MAX_RETRIES = 2
+MAX_TOOL_CALLS = 6
+MAX_ROWS_SHOWN = 20
+
+SYSTEM = """You answer questions over a property graph whose schema is given below (a versioned contract).
+Reply with ONE JSON object and nothing else. Options:
+{"tool": "search", "text": "<name or value>"}  -- find entities by name/value
+{"tool": "expand", "type": "<Type>", "match": {"<attr>": <value>}}  -- an entity's neighbours
+{"plan": <plan>, "answer": ["<alias>", ...], "scalar": true|false}  -- a query plan to run
+{"abstain": "<reason>"}  -- when the schema or data cannot answer
+A plan: {"kind": "lookup|list|count|aggregate|superlative|traverse",
+ "start": {"var": "n0", "label": "<Type>", "filters": [{"prop": "<attr>", "op": "eq|ieq|contains|gt|gte|lt|lte|in|startswith", "value": ...}]},
+ "hops": [{"rel_type": "<REL>", "direction": "out|in", "target": {"var": "n1", "label": "<Type>", "filters": []}}],
+ "returns": [{"var": "n1", "prop": "<attr>", "agg": null|"count"|"sum"|"avg"|"min"|"max", "alias": "<alias>"}],
+ "order_by": {"var": "n1", "prop": "<attr>", "desc": true} or {"alias": "<aggregate alias>", "desc": true},
+ "limit": null|<int>, "group_by": ["n0"], "cite": ["n0", "n1"]}
+"out" follows (a)-[:REL]->(b) from the previous node; "in" follows (a)<-[:REL]-(b).
+Use only types, attributes and relationships from the schema. Values go in filters, never in names."""
+
+
+class LLMPlanner:
+    def __init__(self, config: LLMConfig, client: Any | None = None) -> None:
+        self.config = config
+        if client is None:
+            import openai
+
+            client = openai.OpenAI(
+                base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0
+            )
+        self._client = client
+
+    def _chat(self, messages: list[dict[str, str]]) -> Any:
+        response = self._client.chat.completions.create(
+            model=self.config.model, messages=messages, temperature=self.config.temperature  # type: ignore[arg-type]
+        )
+        content = response.choices[0].message.content if response.choices else None
+        if not content:
+            raise ValueError("empty reply")
+        return extract_json(str(content))
+
+    def ask(self, question: str, grounding: Grounding, graph: GraphStore) -> Answer:
+        version = grounding.version
+        messages = [
+            {"role": "system", "content": SYSTEM + "\n\nSCHEMA:\n" + grounding.card_text()},
+            {"role": "user", "content": question},
+        ]
+        failures: list[dict[str, Any]] = []
+        tools = 0
+        while True:
+            try:
+                reply = self._chat(messages)
+            except ValueError as exc:  # not JSON: a failed attempt like any other
+                reply = None
+                messages.append({"role": "assistant", "content": "(unreadable reply)"})
+                log.debug("LLM reply unreadable: %s", exc)
+            except Exception as exc:
+                return Answer.abstain(f"LLM planner unavailable: {exc}", version)
+            else:
+                messages.append({"role": "assistant", "content": json.dumps(reply, default=str)})
+            if not isinstance(reply, dict):
+                failure = {"attempt": len(failures) + 1, "error": "reply is not a JSON object"}
+            elif "abstain" in reply:
+                return Answer.abstain(f"LLM: {reply['abstain']}", version)
+            elif reply.get("tool") in ("search", "expand") and tools < MAX_TOOL_CALLS:
+                tools += 1
+                result: Any
+                if reply["tool"] == "search":
+                    result = grounding.entity_search(str(reply.get("text", "")))
+                else:
+                    raw_match = reply.get("match")
+                    match: dict[str, Any] = raw_match if isinstance(raw_match, dict) else {}
+                    result = grounding.neighbourhood(str(reply.get("type", "")), match)
+                messages.append({"role": "user", "content": json.dumps({"tool_result": result}, default=str)[:6000]})
+                continue
+            else:
+                outcome = self._try_plan(reply, grounding, graph)
+                if isinstance(outcome, Answer):
+                    outcome.text = self._phrase(question, outcome)
+                    return outcome
+                failure = {"attempt": len(failures) + 1, **outcome}
+            failures.append(failure)
+            if len(failures) > MAX_RETRIES:
+                return Answer.abstain(
+                    f"LLM planner failed {len(failures)} times; last: {failure.get('error')}", version
+                )
+            messages.append(
+                {"role": "user", "content": json.dumps({"failure_summary": failures, "instruction": "revise"})}
+            )
+
+    def _try_plan(self, reply: dict[str, Any], grounding: Grounding, graph: GraphStore) -> Answer | dict[str, Any]:
+        try:
+            plan = QueryPlan.model_validate(reply.get("plan"))
+        except ValidationError as exc:
+            return {"error": "plan does not fit the plan schema", "details": str(exc)[:500]}
+        found = problems(plan, grounding.contract)
+        if found:
+            return {"error": "plan does not match the contract", "problems": found[:10]}
+        if not plan.cite:
+            plan.cite = [plan.start.var, *(h.target.var for h in plan.hops[-1:])]
+        aliases = [a for a in reply.get("answer") or [] if isinstance(a, str)]
+        aliases = [a for a in aliases if a in {r.alias for r in plan.returns}] or [plan.returns[0].alias]
+        try:
+            rows = graph.run_plan(plan)
+        except Exception as exc:
+            return {"error": f"plan failed to run: {exc}"[:500]}
+        route = "aggregate" if any(r.agg for r in plan.returns) else ("traverse" if plan.hops else "lookup")
+        answer = compose(rows, aliases, bool(reply.get("scalar", True)), route, 0.9, grounding.version)  # type: ignore[arg-type]
+        if answer.route == "abstain":
+            return {"error": "plan ran but returned no rows with values", "rows": len(rows)}
+        answer.plan = plan.model_dump(exclude_defaults=True)
+        return answer
+
+    def _phrase(self, question: str, answer: Answer) -> str | None:
+        evidence = {"question": question, "answer": answer.answer, "citations": len(answer.citations)}
+        try:
+            reply = self._chat(
+                [
+                    {"role": "system", "content": 'Phrase the answer from the evidence only. Reply {"text": "..."}.'},
+                    {"role": "user", "content": json.dumps(evidence, default=str)},
+                ]
+            )
+        except Exception:
+            return None
+        return str(reply.get("text")) if isinstance(reply, dict) and reply.get("text") else None
