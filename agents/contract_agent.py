@@ -42,6 +42,8 @@ from contract.evolve import evolve
 from contract.field_profile import Caps
 from contract.model import Contract, ContractDiff, ForeignKey, SourceSpec
 from contract.profile import SourceProfile
+from contract.serde import diff_to_dict, dump_json
+from streams.events import CloudEvent
 
 SETTLE_RECORDS = 1000
 SETTLE_SECONDS = 30.0
@@ -119,6 +121,38 @@ class _Source:
             settled=bool(d.get("settled", False)),
             ever_settled=bool(d.get("ever_settled", False)),
         )
+
+
+DIFF_EVENT_TYPE = "esc.schema.diff"
+EVENT_SOURCE = "esc/contract-agent"
+
+
+def diff_event(diff: ContractDiff, contract: Contract) -> CloudEvent:
+    """The CloudEvents 1.0 schema-diff event of one version (DESIGN.md section 3): from/to version, the added
+    items grouped by kind, and the reason. The id is deterministic, so a re-sent event is recognisably the same."""
+    added: dict[str, list[dict[str, Any]]] = {}
+    for item in diff_to_dict(diff).get("added", []):
+        kind = item.pop("kind")
+        added.setdefault(kind, []).append(item)
+    return CloudEvent(
+        id=f"{diff.contract_id}:{diff.to_version}:{contract.content_hash}",
+        source=EVENT_SOURCE,
+        type=DIFF_EVENT_TYPE,
+        subject=diff.contract_id,
+        data={
+            "contract_id": diff.contract_id,
+            "from_version": diff.from_version,
+            "to_version": diff.to_version,
+            "content_hash": contract.content_hash,
+            "added": added,
+            "reason": diff.reason,
+        },
+    )
+
+
+def contract_message(contract: Contract) -> tuple[bytes, bytes]:
+    """Key and value for the compacted contracts topic: key = contract id, value = the full contract (JSON)."""
+    return contract.contract_id.encode("utf-8"), dump_json(contract).encode("utf-8")
 
 
 def _names(items: Iterable[str]) -> str:

@@ -6,7 +6,7 @@ import zlib
 from collections import Counter, defaultdict
 from typing import Any
 
-from agents.contract_agent import ContractAgent, SourceComplete
+from agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
 from agents.extractors import PENDING, covers
 from agents.profiler import ProfileDelta, Watermark, profile_batch, records_from_envelopes
 from contract.discover import infer
@@ -197,3 +197,20 @@ def test_timing_of_inference_and_evolution_on_chinook(chinook: Pack) -> None:
         f"infer+evolve(prev) {1000 * (t3 - t2):.1f} ms, last agent apply {1000 * agent.last_seconds:.1f} ms"
     )
     assert c1.version == 1
+
+
+def test_diff_event_and_contract_message() -> None:
+    agent = ContractAgent()
+    envs = [RecordEnvelope(source="o", payload={"oid": i, "name": f"n{i}"}) for i in range(3)]
+    c, diff = agent.apply(profile_batch(envs, Watermark(stream="s", offset=2)), now=0.0)
+    assert diff is not None
+    ev = diff_event(diff, c)
+    body = json.loads(ev.model_dump_json())
+    assert body["specversion"] == "1.0" and body["type"] == "esc.schema.diff"
+    assert body["data"]["from_version"] == 0 and body["data"]["to_version"] == 1
+    assert [i["target"] for i in body["data"]["added"]["source"]] == ["o"]
+    assert {i["target"] for i in body["data"]["added"]["field"]} == {"o.oid", "o.name"}
+    assert "o (+3 records, s@2)" in body["data"]["reason"]
+    assert diff_event(diff, c).id == ev.id
+    key, value = contract_message(c)
+    assert key == b"esc" and json.loads(value)["version"] == 1
