@@ -8,9 +8,10 @@ back as a whole; reads run in a transaction that is always rolled back, so a rea
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -77,3 +78,11 @@ class Database:
             if not self._closed:
                 self._closed = True
                 self.con.close()
+
+
+def scalar(
+    con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] | dict[str, Any] | None = None
+) -> Any:
+    """First column of the first row (None without rows); reads the whole result so the connection is free."""
+    rows = con.execute(sql, params or []).fetchall()
+    return rows[0][0] if rows else None

@@ -28,7 +28,7 @@ import pyarrow as pa
 from agents.query.plan import PlanRow, QueryPlan
 from agents.stores.base import GraphStore
 from agents.stores.cypher import to_properties
-from agents.stores.embedded.db import MEMORY, Database
+from agents.stores.embedded.db import MEMORY, Database, scalar
 from agents.stores.embedded.sql import compile_plan, decode_row
 from agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
@@ -100,12 +100,12 @@ class EmbeddedGraphStore(GraphStore):
         self._db = Database(path)
         with self._db.write() as con:
             con.execute(SCHEMA)
-            row = con.execute("SELECT v FROM esc_meta WHERE k = 'schema_version'").fetchone()
-            if row is None:
+            version = scalar(con, "SELECT v FROM esc_meta WHERE k = 'schema_version'")
+            if version is None:
                 con.execute("INSERT INTO esc_meta VALUES ('schema_version', ?)", [SCHEMA_VERSION])
-            elif row[0] != SCHEMA_VERSION:
+            elif version != SCHEMA_VERSION:
                 raise RuntimeError(
-                    f"{path}: embedded graph schema version {row[0]} is not {SCHEMA_VERSION}; "
+                    f"{path}: embedded graph schema version {version} is not {SCHEMA_VERSION}; "
                     "rebuild it by re-ingesting into a fresh ESC_STATE_DIR"
                 )
 
@@ -255,12 +255,12 @@ class EmbeddedGraphStore(GraphStore):
                     "INSERT INTO edges SELECT type, src, dst, v FROM esc_live "
                     "ON CONFLICT (type, src, dst) DO UPDATE SET contract_version = excluded.contract_version"
                 )
-                live = con.execute("SELECT count(*) FROM esc_live").fetchone()
+                live = int(scalar(con, "SELECT count(*) FROM esc_live"))
                 con.execute("DROP TABLE esc_live")
             finally:
                 con.unregister("esc_edges")
                 con.unregister("esc_targets")
-        return int(live[0]) if live else 0
+        return live
 
     def retract_source_records(self, refs: Sequence[SourceRecordRef]) -> int:
         sids = sorted({r.sid for r in refs})
@@ -288,10 +288,8 @@ class EmbeddedGraphStore(GraphStore):
     def count(self, label: str) -> int:
         with self._db.read() as con:
             if label == SOURCE_RECORD:
-                row = con.execute("SELECT count(*) FROM source_records").fetchone()
-            else:
-                row = con.execute("SELECT count(*) FROM entities WHERE label = ?", [label]).fetchone()
-        return int(row[0]) if row else 0
+                return int(scalar(con, "SELECT count(*) FROM source_records"))
+            return int(scalar(con, "SELECT count(*) FROM entities WHERE label = ?", [label]))
 
     def read(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
         """Run SQL (DuckDB dialect, ``$name`` parameters) over the tables above; nothing it does persists."""

@@ -17,7 +17,7 @@ import numpy as np
 import pyarrow as pa
 
 from agents.stores.base import VectorStore
-from agents.stores.embedded.db import MEMORY, Database
+from agents.stores.embedded.db import MEMORY, Database, scalar
 from agents.types import TextObject
 
 PROPERTIES = (
@@ -127,8 +127,8 @@ class EmbeddedVectorStore(VectorStore):
             con.execute("INSERT INTO collections VALUES (?, NULL) ON CONFLICT DO NOTHING", [name])
 
     def _dim(self, collection: str) -> int | None:
-        row = self._db.con.execute("SELECT dim FROM collections WHERE name = ?", [collection]).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
+        dim = scalar(self._db.con, "SELECT dim FROM collections WHERE name = ?", [collection])
+        return None if dim is None else int(dim)
 
     def _index(self, collection: str) -> _Index | None:
         """The in-memory matrix of a collection (None while it holds no vector), loaded from DuckDB once."""
@@ -138,8 +138,8 @@ class EmbeddedVectorStore(VectorStore):
         index = None
         if dim is not None:
             index = _Index(dim)
-            table: pa.Table | None = self._db.con.execute(
-                "SELECT id, vec FROM objects WHERE collection = ? AND vec IS NOT NULL", [collection]
+            table: pa.Table | None = self._db.con.sql(
+                "SELECT id, vec FROM objects WHERE collection = ? AND vec IS NOT NULL", params=[collection]
             ).to_arrow_table()
             if table is not None and table.num_rows:
                 flat = table.column("vec").combine_chunks().flatten().to_numpy(zero_copy_only=False)
@@ -254,8 +254,7 @@ class EmbeddedVectorStore(VectorStore):
 
     def count(self, collection: str) -> int:
         with self._db.read() as con:
-            row = con.execute("SELECT count(*) FROM objects WHERE collection = ?", [collection]).fetchone()
-        return int(row[0]) if row else 0
+            return int(scalar(con, "SELECT count(*) FROM objects WHERE collection = ?", [collection]))
 
     def drop(self, collection: str) -> None:
         with self._db.lock, self._db.write() as con:
