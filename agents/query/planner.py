@@ -328,7 +328,7 @@ class _Plan:
         single = (anchor is not None and anchor.role == "key" and anchor.entity == target) or (
             anchor is not None and anchor.role == "display" and anchor.entity == target and not steps
         )
-        cite = list(dict.fromkeys([svar, tvar]))
+        cite = [v.var for v in plan_vars]  # every node on the path: the evidence chain
         info = self.vocab.types[target]
         # "how many units ... in total": a count cue followed by an attribute is a sum of that attribute
         count_attr = count is not None and attr is not None and self._numeric(target, attr)
@@ -505,7 +505,7 @@ class _Plan:
                 returns = [ReturnItem(var=tv, prop=p, alias=f"v{i}") for i, p in enumerate(shown)]
                 plan = QueryPlan(
                     kind="superlative", start=nodes[0], hops=hops, returns=returns, limit=1,
-                    order_by=OrderBy(var=tv, prop=own[0], desc=desc), cite=list(dict.fromkeys([nodes[0].var, tv])),
+                    order_by=OrderBy(var=tv, prop=own[0], desc=desc), cite=[n.var for n in nodes],
                 )  # fmt: skip
                 return Planned(plan, [r.alias for r in returns], "aggregate", self._confidence(anchor), True, self.notes)
             m_entity, m_attr = self._measure_owner(measure, target)
@@ -541,7 +541,7 @@ class _Plan:
             group_by = ["n0"]
         plan = QueryPlan(
             kind="superlative", start=nodes[0], hops=hops, returns=returns, group_by=group_by, limit=1,
-            order_by=OrderBy(alias="score", desc=desc), cite=["n0"],
+            order_by=OrderBy(alias="score", desc=desc), cite=[n.var for n in nodes],
         )  # fmt: skip
         answer = [r.alias for r in returns if r.agg is None]
         return Planned(plan, answer, "aggregate", self._confidence(anchor), True, self.notes)
