@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from contract.typing import PhysicalType
 
-_INT = re.compile(r"[-+]?\d+")
 _TRUE = {"true", "t", "yes", "y", "1"}
 _FALSE = {"false", "f", "no", "n", "0"}
 MAX_SAFE_FLOAT_INT = 2**53
@@ -41,6 +39,22 @@ def _fail(value: Any, type_: str) -> CoercionError:
 
 
 def _to_int(v: Any) -> int:
+    t = type(v)
+    if t is int:
+        return v  # type: ignore[no-any-return]
+    if t is str:
+        s = v.strip()
+        if s.isascii() and (s.isdigit() or (s[:1] in ("-", "+") and s[1:].isdigit())):
+            return int(s)
+        if "_" in s:  # int("1_000") would succeed; data never means that
+            raise _fail(v, "int")
+        try:
+            d = Decimal(s)
+        except InvalidOperation:
+            raise _fail(v, "int") from None
+        if d.is_finite() and d == d.to_integral_value():
+            return int(d)
+        raise _fail(v, "int")
     if isinstance(v, bool):
         return int(v)
     if isinstance(v, int):
@@ -49,17 +63,6 @@ def _to_int(v: Any) -> int:
         f = float(v)
         if math.isfinite(f) and f == math.floor(f) and abs(f) < MAX_SAFE_FLOAT_INT:
             return int(f)
-        raise _fail(v, "int")
-    if isinstance(v, str):
-        s = v.strip().replace("_", "x")  # int("1_000") would succeed; data never means that
-        if _INT.fullmatch(s):
-            return int(s)
-        try:
-            d = Decimal(s)
-        except InvalidOperation:
-            raise _fail(v, "int") from None
-        if d.is_finite() and d == d.to_integral_value():
-            return int(d)
     raise _fail(v, "int")
 
 

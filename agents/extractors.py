@@ -244,7 +244,7 @@ def provenance(env: RecordEnvelope) -> SourceRecordRef:
             location = Location(**env.location).render()
         except (TypeError, ValueError):
             pass
-    return SourceRecordRef(
+    return SourceRecordRef.model_construct(
         source=env.source,
         record_id=env.resolved_id(),
         location=location,
@@ -290,7 +290,7 @@ def _fk_edges(sp: SourcePlan, env: RecordEnvelope, key: dict[str, Any], version:
         if isinstance(to_key, str):
             continue  # a null (or unreadable) foreign key value: no edge
         out.append(
-            EdgeWrite(
+            EdgeWrite.model_construct(
                 type=fk.rel,
                 from_label=sp.label,
                 from_key=key,
@@ -322,7 +322,7 @@ def _nest_edges(sp: SourcePlan, env: RecordEnvelope, key: dict[str, Any], versio
         if isinstance(parent_key, str):
             continue
         out.append(
-            EdgeWrite(
+            EdgeWrite.model_construct(
                 type=nest.rel,
                 from_label=nest.parent_label,
                 from_key=parent_key,
@@ -347,7 +347,7 @@ def _texts(
             continue
         for chunk in chunk_text(value, CHUNK_SIZE, CHUNK_OVERLAP):
             out.append(
-                TextObject(
+                TextObject.model_construct(
                     object_id=object_id(env.source, prov.record_id, name, str(chunk.index)),
                     text=chunk.text,
                     provenance=prov,
@@ -389,7 +389,9 @@ def plan(envelopes: Iterable[RecordEnvelope], contract: Contract) -> Plan:
             if v is not None:
                 props[name] = coerce_lenient(v, type_)
         out.entities.append(
-            EntityWrite(label=sp.label, key=key, properties=props, provenance=prov, contract_version=version)
+            EntityWrite.model_construct(
+                label=sp.label, key=key, properties=props, provenance=prov, contract_version=version
+            )
         )
         out.keys.add((sp.label, tuple(key)))
         out.sources.add(env.source)
