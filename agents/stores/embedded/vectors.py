@@ -1,9 +1,10 @@
 """Embedded vector store: text chunks and their vectors in a DuckDB file, searched by exact cosine in numpy.
 
 DuckDB is the durable copy (one row per (collection, object id), upsert overwrites, so re-delivery never
-duplicates). Each collection also lives in memory as a unit-normalised float32 matrix, loaded on first use and kept
-current on every write, so a query is one matrix-vector product and a partial sort (bench/embedded_store.py
-measures it against DuckDB's own ``list_cosine_similarity``). Results look like the Weaviate adapter's: the
+duplicates). Each collection also lives in memory as a unit-normalised float32 matrix with the objects' properties,
+loaded on first use and kept current on every write, so a query is one matrix-vector product and a partial sort
+and touches no table (bench/embedded_store.py measures it against DuckDB's own ``list_cosine_similarity`` and
+``array_cosine_similarity``: those scan every row per query). Results look like the Weaviate adapter's: the
 object's properties, ``id`` and ``similarity = max(0, cosine)`` (Weaviate's ``1 - cosine distance``, clipped).
 """
 
@@ -53,11 +54,12 @@ CREATE TABLE IF NOT EXISTS objects (
 
 
 class _Index:
-    """Unit vectors of one collection in a growable matrix; ``pos`` maps object id to row."""
+    """Unit vectors of one collection in a growable matrix, with each row's properties; ``pos`` maps id to row."""
 
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.ids: list[str] = []
+        self.props: list[dict[str, Any]] = []
         self.pos: dict[str, int] = {}
         self.mat = np.zeros((0, dim), dtype=np.float32)
 
@@ -66,7 +68,7 @@ class _Index:
         norms = np.linalg.norm(vecs, axis=1, keepdims=True)
         return np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
 
-    def put(self, ids: Sequence[str], vecs: np.ndarray) -> None:
+    def put(self, ids: Sequence[str], vecs: np.ndarray, props: Sequence[dict[str, Any]]) -> None:
         unit = self.normalise(vecs.astype(np.float32, copy=False))
         fresh = [i for i, oid in enumerate(ids) if oid not in self.pos]
         n = len(self.ids)
@@ -81,6 +83,8 @@ class _Index:
                 row = len(self.ids)
                 self.pos[oid] = row
                 self.ids.append(oid)
+                self.props.append(props[i])
+            self.props[row] = props[i]
             self.mat[row] = unit[i]
 
     def remove(self, ids: Sequence[str]) -> None:
@@ -92,11 +96,13 @@ class _Index:
             if row != last:  # move the last row into the hole
                 moved = self.ids[last]
                 self.ids[row] = moved
+                self.props[row] = self.props[last]
                 self.pos[moved] = row
                 self.mat[row] = self.mat[last]
             self.ids.pop()
+            self.props.pop()
 
-    def search(self, query: np.ndarray, limit: int) -> list[tuple[str, float]]:
+    def search(self, query: np.ndarray, limit: int) -> list[dict[str, Any]]:
         n = len(self.ids)
         if n == 0 or limit <= 0:
             return []
@@ -104,7 +110,10 @@ class _Index:
         k = min(limit, n)
         top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
         ranked = sorted(top.tolist(), key=lambda r: (-float(sims[r]), self.ids[r]))
-        return [(self.ids[r], float(sims[r])) for r in ranked]
+        return [
+            {**self.props[r], "id": self.ids[r], "similarity": max(0.0, min(1.0, float(sims[r])))}
+            for r in ranked
+        ]
 
 
 class EmbeddedVectorStore(VectorStore):
@@ -139,11 +148,13 @@ class EmbeddedVectorStore(VectorStore):
         if dim is not None:
             index = _Index(dim)
             table: pa.Table | None = self._db.con.sql(
-                "SELECT id, vec FROM objects WHERE collection = ? AND vec IS NOT NULL", params=[collection]
+                f"SELECT id, vec, {', '.join(PROPERTIES)} FROM objects WHERE collection = ? AND vec IS NOT NULL",
+                params=[collection],
             ).to_arrow_table()
             if table is not None and table.num_rows:
                 flat = table.column("vec").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-                index.put(table.column("id").to_pylist(), flat.reshape(table.num_rows, dim))
+                props = table.select(list(PROPERTIES)).to_pylist()
+                index.put(table.column("id").to_pylist(), flat.reshape(table.num_rows, dim), props)
         self._indexes[collection] = index
         return index
 
@@ -191,7 +202,9 @@ class EmbeddedVectorStore(VectorStore):
                 index.remove([o.object_id for o in latest.values() if not o.vector])
                 if with_vec:
                     index.put(
-                        [o.object_id for o in with_vec], np.asarray([o.vector for o in with_vec], np.float32)
+                        [o.object_id for o in with_vec],
+                        np.asarray([o.vector for o in with_vec], np.float32),
+                        [{p: self._prop(o, p) for p in PROPERTIES} for o in with_vec],
                     )
         return len(objects)
 
@@ -222,20 +235,7 @@ class EmbeddedVectorStore(VectorStore):
                     f"collection {collection!r} holds vectors of dimension {index.dim}, the query has {query.shape[0]}"
                 )
             norm = float(np.linalg.norm(query))
-            hits = index.search(query / norm if norm > 0 else query, limit)
-            if not hits:
-                return []
-            with self._db.read() as con:
-                cur = con.execute(
-                    f"SELECT id, {', '.join(PROPERTIES)} FROM objects WHERE collection = ? AND list_contains(?, id)",
-                    [collection, [h[0] for h in hits]],
-                )
-                rows = {r[0]: dict(zip(PROPERTIES, r[1:], strict=True)) for r in cur.fetchall()}
-        return [
-            {**rows[oid], "id": oid, "similarity": max(0.0, min(1.0, sim))}
-            for oid, sim in hits
-            if oid in rows
-        ]
+            return index.search(query / norm if norm > 0 else query, limit)
 
     def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int:
         if not record_ids:
