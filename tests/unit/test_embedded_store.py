@@ -287,3 +287,20 @@ def test_index_matches_duckdb_cosine_after_random_writes(tmp_path: Path) -> None
     con.close()
     assert [h["record_id"] for h in hits] == [r[0] for r in oracle]
     assert all(abs(h["similarity"] - max(0.0, r[1])) < 1e-5 for h, r in zip(hits, oracle, strict=True))
+
+
+def test_source_records_for_file() -> None:
+    g = EmbeddedGraphStore()
+    refs = [
+        SourceRecordRef(source="a", record_id=str(i), location=f"a.csv:row={i}", file="a.csv")
+        for i in range(3)
+    ]
+    other = SourceRecordRef(source="b", record_id="1", file="b.csv")
+    g.upsert_entities(
+        [EntityWrite(label="A", key={"id": i}, provenance=r) for i, r in enumerate(refs)]
+        + [EntityWrite(label="B", key={"id": 1}, provenance=other)]
+    )
+    assert g.source_records_for_file("a.csv") == refs
+    assert g.retract_source_records(g.source_records_for_file("a.csv")) == 3
+    assert g.count("A") == 0 and g.count("B") == 1
+    assert g.source_records_for_file("missing.csv") == []
