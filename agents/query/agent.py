@@ -135,7 +135,7 @@ class QueryAgent:
         if opts.vector_fallback and descriptive and vectors is not None and embedder is not None and collection:
             try:
                 hits = search(vectors, embedder, collection, q)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 return Answer.abstain(f"{reason}; vector search failed: {exc}"[:300], g.version)
             return answer_from_hits(hits, g.version)
         return Answer.abstain(reason, g.version)

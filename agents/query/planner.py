@@ -322,7 +322,6 @@ class _Plan:
         steps = self._route(start_entity, target, anchor)
         plan_vars = self._pattern(anchor, start_entity, steps)
         tvar = plan_vars[-1].var
-        svar = plan_vars[0].var
         plan_vars[-1].filters.extend(self._other_filters(anchor, target))
         hops = [Hop(rel_type=s.rel, direction=s.direction, target=v) for s, v in zip(steps, plan_vars[1:], strict=True)]  # type: ignore[arg-type]
         single = (anchor is not None and anchor.role == "key" and anchor.entity == target) or (
