@@ -57,3 +57,27 @@ def test_columnar_equals_record_path_on_mostly_distinct_text(tmp_path: Path) -> 
     assert isinstance(fast, SourceProfile)
     assert fast.to_dict() == _record_profile(f).to_dict()
     assert fast.to_field_spec("phone").semantic == "phone"
+
+
+def test_byte_ranges_merge_to_the_whole_file(tmp_path: Path) -> None:
+    from contract.readers.columnar import plan_csv, profile_csv_range, split_ranges
+
+    lines = ["order_id,line_no,qty,comment"]
+    lines += [f"{o},{n},{(o * n) % 9},c{o % 13}" for o in range(1, 700) for n in range(1, 1 + o % 4 + 1)]
+    f = tmp_path / "lines.csv"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (sf,) = scan(f)
+    plan = plan_csv(sf)
+    assert not isinstance(plan, list)
+    ranges = split_ranges(sf, plan, 3)
+    assert len(ranges) == 3 and ranges[0][0] == plan.data_start and ranges[-1][1] == plan.size
+    parts = [profile_csv_range(sf, plan, a, b, DISCOVERY_CAPS) for a, b in ranges]
+    assert all(isinstance(p, SourceProfile) for p in parts)
+    merged = parts[0]
+    for p in parts[1:]:
+        merged = merged.merge(p)  # type: ignore[union-attr,arg-type]
+    whole = profile_csv_columnar(sf, DISCOVERY_CAPS)
+    assert isinstance(whole, SourceProfile) and isinstance(merged, SourceProfile)
+    assert merged.records == whole.records == len(lines) - 1
+    assert merged.to_dict() == whole.to_dict()
+    assert merged.to_dict() == _record_profile(f).to_dict()
