@@ -285,6 +285,15 @@ class EmbeddedGraphStore(GraphStore):
         return len(removed)
 
     # -- reads --------------------------------------------------------------------------------------------------
+    def source_records_for_file(self, file: str) -> list[SourceRecordRef]:
+        """The source records read from ``file`` (what retracting a deleted file removes)."""
+        with self._db.read() as con:
+            rows = con.execute(
+                "SELECT source, record_id, location, file FROM source_records WHERE file = ? ORDER BY sid",
+                [file],
+            ).fetchall()
+        return [SourceRecordRef(source=s, record_id=r, location=loc or "", file=f) for s, r, loc, f in rows]
+
     def count(self, label: str) -> int:
         with self._db.read() as con:
             if label == SOURCE_RECORD:
