@@ -170,6 +170,9 @@ class _OnnxRuntime:
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
+        # Idle worker threads sleep instead of spinning: ESC shares its CPUs with Kafka, Neo4j and Weaviate.
+        # Measured on 2 busy cores: 75-174 vs 58-76 sentences/s, 145 vs 105 sentences per CPU-second.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.tokenizer = tokenizer
         self.session = ort.InferenceSession(str(model), sess_options=options, providers=["CPUExecutionProvider"])
         self.input_names = frozenset(i.name for i in self.session.get_inputs())
