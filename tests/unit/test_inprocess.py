@@ -105,3 +105,59 @@ def test_a_changed_file_updates_the_graph_without_duplicates(tmp_path: Path) -> 
         assert rows == [{"city": "Paris"}]
     finally:
         close()
+
+
+def test_serve_watches_the_folder_and_serves_metrics(tmp_path: Path) -> None:
+    import socket
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = tmp_path / "data"
+    data.mkdir()
+    settings = replace(load(), state_dir=tmp_path / "state", app_id="srv", topic_prefix="esc")
+    runtime, close = open_runtime(settings, data, embedder=HashingEmbedder())
+
+    def get(path: str) -> str:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+            return str(resp.read().decode("utf-8"))
+
+    async def scenario() -> tuple[int, str, dict[str, object]]:
+        task = asyncio.create_task(runtime.serve("127.0.0.1", port, tick_seconds=0.5))
+        try:
+            for _ in range(100):  # the server is up
+                await asyncio.sleep(0.1)
+                try:
+                    await asyncio.to_thread(get, "/healthz")
+                    break
+                except OSError:
+                    continue
+            part = data / ".cities.csv.part"
+            part.write_text("code,name\nOSL,Oslo\nLIS,Lisbon\n", "utf-8")
+            part.rename(data / "cities.csv")
+            count = 0
+            for _ in range(200):
+                await asyncio.sleep(0.1)
+                entities = runtime.pipeline.contract.entities
+                if entities:
+                    count = runtime.pipeline.ingestor.graph.count(entities[0].name)
+                    if count == 2:
+                        break
+            body = await asyncio.to_thread(get, "/metrics")
+            health = json.loads(await asyncio.to_thread(get, "/healthz"))
+            return count, body, health
+        finally:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+
+    try:
+        count, body, health = asyncio.run(scenario())
+    finally:
+        close()
+    assert count == 2
+    assert 'esc_records_in_total{source="cities"}' in body
+    assert health["mode"] == "embedded" and int(str(health["contract_version"])) >= 1
