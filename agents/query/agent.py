@@ -103,9 +103,8 @@ class QueryAgent:
         if opts.mode in ("llm", "auto") and self.llm is not None and self.graph is not None:
             llm_answer = self.llm.ask(q, g, self.graph)
             if llm_answer.route != "abstain" or opts.mode == "llm":
-                if llm_answer.route != "abstain":
-                    return llm_answer
-                log.info("LLM planner abstained (%s); deterministic planner answers", llm_answer.reason)
+                return llm_answer
+            log.info("LLM planner abstained (%s); the deterministic planner answers", llm_answer.reason)
         planned = DeterministicPlanner(g.vocab, g.values).plan(q)
         if isinstance(planned, Abstain):
             return self._fallback(q, g, opts, planned.reason, planned.descriptive)

@@ -165,8 +165,6 @@ _WRITE = re.compile(
     r"START|STOP|TERMINATE|SHOW|FINISH)\b",
     re.IGNORECASE,
 )
-_STRING = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"")
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
 _NAME = r"(?:`(?:[^`]|``)+`|[A-Za-z_][A-Za-z0-9_]*)"
 _LABEL = re.compile(r"\(\s*[A-Za-z_][A-Za-z0-9_]*?\s*((?::\s*" + _NAME + r"\s*)+)")
 _RELTYPE = re.compile(r"\[\s*[A-Za-z_0-9]*\s*:\s*(" + _NAME + r"(?:\s*\|\s*:?\s*" + _NAME + r")*)")
@@ -174,8 +172,22 @@ _PROP = re.compile(r"\.\s*(" + _NAME + r")")
 _MAPKEY = re.compile(r"[{,]\s*(" + _NAME + r")\s*:")
 
 
-def _strip(cypher: str) -> str:
-    return _STRING.sub("''", _COMMENT.sub(" ", cypher))
+_LEXEME = re.compile(r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|`(?:[^`]|``)*`|//[^\n]*|/\*.*?\*/", re.DOTALL)
+
+
+def _strip(cypher: str, names: bool = False) -> str:
+    """Strings become '', comments a space (one left-to-right pass, so quotes inside comments or names and
+    comment markers inside strings or names are read correctly); ``names=True`` also blanks `quoted` names."""
+
+    def sub(m: re.Match[str]) -> str:
+        t = m.group(0)
+        if t[0] in "'\"":
+            return "''"
+        if t[0] == "`":
+            return "``" if names else t
+        return " "
+
+    return _LEXEME.sub(sub, cypher)
 
 
 def _unquote(name: str) -> str:
@@ -189,10 +201,10 @@ def check_read_only(cypher: str) -> None:
     """Raise ``UnsafeQuery`` if the text could write, call procedures or administer the database."""
     if not cypher.strip():
         raise UnsafeQuery("empty query")
-    if ";" in _strip(cypher).rstrip().rstrip(";"):
+    bare = _strip(cypher, names=True)
+    if ";" in bare.rstrip().rstrip(";"):
         raise UnsafeQuery("more than one statement")
-    bare = _strip(cypher)
-    hit = _WRITE.search(re.sub(r"`(?:[^`]|``)+`", "``", bare))
+    hit = _WRITE.search(bare)
     if hit:
         raise UnsafeQuery(f"not read-only: {hit.group(1).upper()} is not allowed")
     if not re.search(r"\bRETURN\b", bare, re.IGNORECASE):

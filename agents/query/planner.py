@@ -32,6 +32,7 @@ from agents.query.vocabulary import (
 )
 
 MAX_PATH = 4
+DESCRIPTIVE_OPENERS = frozenset({"why", "explain", "describe", "summarize", "summarise", "discuss"})
 
 
 @dataclass
@@ -168,10 +169,15 @@ class DeterministicPlanner:
         self.values = values
 
     def plan(self, question: str) -> Planned | Abstain:
+        first = question.strip().split(" ", 1)[0].casefold().strip("?,.!:")
+        if first in DESCRIPTIVE_OPENERS:
+            return Abstain(f"a descriptive question ('{first} ...'): text evidence, not a structured lookup", True)
+        state = _Plan(self.vocab, self.values, question)
         try:
-            return _Plan(self.vocab, self.values, question).build()
+            return state.build()
         except _Give as give:
-            return Abstain(give.reason, give.descriptive)
+            # nothing names a record: whatever failed structurally, text search may still help
+            return Abstain(give.reason, give.descriptive or not any(state.groups))
 
 
 class _Give(Exception):

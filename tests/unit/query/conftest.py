@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.query.agent import QueryAgent
+from agents.query.memstore import MemoryGraphStore, load_folder
+from contract.discover import discover
+from contract.evolve import evolve
+from contract.model import Contract
+
+EVAL = Path(__file__).resolve().parents[4] / "shared" / "eval" / "relational"
+
+
+class Pack:
+    def __init__(self, name: str) -> None:
+        root = EVAL / name / "drop"
+        self.contract: Contract = evolve(None, discover(root).contract)[0]
+        self.graph = MemoryGraphStore()
+        load_folder(self.graph, root, self.contract)
+        self.agent = QueryAgent(self.contract, self.graph)
+
+    def rows(self, label: str) -> list[dict]:
+        return [self.graph.nodes[n].props for n in self.graph.by_label[label]]
+
+
+@pytest.fixture(scope="session")
+def chinook() -> Pack:
+    if not EVAL.exists():
+        pytest.fail(f"eval pack missing: {EVAL}")
+    return Pack("chinook")
+
+
+@pytest.fixture(scope="session")
+def northwind() -> Pack:
+    return Pack("northwind")
