@@ -18,7 +18,8 @@ keys n_regionkey, s_nationkey, c_nationkey, ps_partkey, ps_suppkey, o_custkey, l
 l_suppkey) -> partsupp, and l_partkey -> part, l_suppkey -> supplier, which the spec also lists: 10 in all,
 each counted once. Data is generated with ``tpchgen-cli`` and cached under ~/.cache/esc/tpch/sf<N>.
 
-Memory: each dataset runs in a fresh (spawned) process that reports its own peak RSS (``ru_maxrss``), so one
+Memory: each dataset runs in a fresh (spawned) process that reports its own peak RSS (``ru_maxrss``) and the
+largest peak of its profiling workers (large CSV files are profiled in one worker process per core), so one
 dataset's peak does not hide the next one's.
 """
 
@@ -134,6 +135,7 @@ def _run(name: str, root: str, truth: dict[str, Any], out: Any) -> None:
             "errors": len(res.errors),
             "columnar_sources": sorted(s for s, m in res.meta.items() if m.get("columnar")),
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "worker_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
             **score(res.contract, truth),
         }
     )
@@ -176,7 +178,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    head = f"{'dataset':<14}{'records':>10}{'sec':>8}{'RSS MiB':>9}  {'key P/R/F1':<20}{'FK P/R/F1':<20}{'hier P/R/F1':<20}"
+    head = (
+        f"{'dataset':<14}{'records':>10}{'sec':>8}{'RSS MiB':>9}{'wrk MiB':>9}  "
+        f"{'key P/R/F1':<20}{'FK P/R/F1':<20}{'hier P/R/F1':<20}"
+    )
     print(head)
     print("-" * len(head))
     for r in results:
@@ -185,7 +190,8 @@ def main() -> None:
             return f"{r[k]['precision']:.2f}/{r[k]['recall']:.2f}/{r[k]['f1']:.2f}"
 
         print(
-            f"{r['dataset']:<14}{r['records']:>10}{r['seconds']:>8.2f}{r['peak_rss_mib']:>9.0f}  "
+            f"{r['dataset']:<14}{r['records']:>10}{r['seconds']:>8.2f}{r['peak_rss_mib']:>9.0f}"
+            f"{r['worker_peak_rss_mib']:>9.0f}  "
             f"{f('keys'):<20}{f('foreign_keys'):<20}{f('hierarchy'):<20}"
         )
     for r in results:
