@@ -26,7 +26,7 @@ from contract.records import Record, Rejected
 
 BATCH = 20_000
 """Records of one source profiled at a time before merging into its running profile."""
-COLUMNAR_MIN_BYTES = 8 << 20
+COLUMNAR_MIN_BYTES = 1 << 20
 """CSV files at least this large go through the columnar (pyarrow) fast path."""
 PART_BYTES = 96 << 20
 """Byte range of a large CSV file profiled by one worker."""
