@@ -35,6 +35,7 @@ from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 from contract.entities import LONG_TEXT_CHARS
 from contract.model import Contract, EntityType, Relationship, SourceSpec
 from contract.records import Location
+from contract.semantic import is_text
 from streams.events import DeadLetter, RecordEnvelope
 
 RECORD_KEY = "_record_id"
@@ -119,6 +120,7 @@ class SourcePlan:
     nesting: tuple[NestEdge, ...]
     texts: tuple[str, ...]  # text fields to chunk
     long_strings: tuple[str, ...]  # free_text strings chunked only when long
+    document: bool = False  # a text/markdown/PDF source: its text is always chunked
 
 
 def _names(contract: Contract, fids: Sequence[str]) -> list[tuple[str, str, str]] | None:
@@ -194,6 +196,7 @@ def compile_source(contract: Contract, source: str) -> SourcePlan | None:
         nesting=tuple(nesting),
         texts=tuple(texts),
         long_strings=tuple(long_strings),
+        document=src.format in DOCUMENT_FORMATS,
     )
 
 
@@ -343,7 +346,9 @@ def _texts(
         value = env.payload.get(name)
         if not isinstance(value, str) or not value.strip():
             continue
-        if name in sp.long_strings and len(value) < LONG_TEXT_CHARS:
+        # A field is typed text once any value was long, but only values that are text themselves (long or
+        # multi-sentence, the rule that typed the field) are worth a vector; short names stay graph-only.
+        if not sp.document and not (is_text(value) or (name in sp.long_strings and len(value) >= LONG_TEXT_CHARS)):
             continue
         for chunk in chunk_text(value, CHUNK_SIZE, CHUNK_OVERLAP):
             out.append(

@@ -231,7 +231,10 @@ def test_long_text_is_chunked_with_deterministic_ids() -> None:
     assert p.texts[1].object_id == object_id("Customer", "Customer.csv:row=1", "Notes", "1")
     assert p.texts[0].entity_key == '{"CustomerId": 1}' and p.texts[0].entity_label == "Customer"
     short = plan([env("Customer", "c2", {"CustomerId": 2, "Notes": "short note"})], c)
-    assert len(short.texts) == 1  # a text-typed field is indexed whatever its length
+    assert short.texts == []  # a short value of a text-typed field stays graph-only (no vector)
+    prose = "Prefers email. Asked twice about invoices last spring."
+    two = plan([env("Customer", "c3", {"CustomerId": 3, "Notes": prose + " Very loyal."})], c)
+    assert len(two.texts) == 1  # multi-sentence prose is vectorised
 
 
 def test_documents_are_chunked() -> None:

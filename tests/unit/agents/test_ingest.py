@@ -51,7 +51,7 @@ def test_write_order_and_provenance() -> None:
     r = ing.handle(
         [
             env("Album", "a1", {"AlbumId": 1, "Title": "t", "ArtistId": 9}),
-            env("Customer", "c1", {"CustomerId": 1, "Notes": "likes jazz"}),
+            env("Customer", "c1", {"CustomerId": 1, "Notes": "Likes jazz and blues. Buys a new vinyl record every single month."}),
         ],
         c,
     )
@@ -103,7 +103,7 @@ def test_deleted_file_retracts_records_and_unsupported_entities() -> None:
             env(
                 "Customer",
                 "a.csv:row=1",
-                {"CustomerId": 1, "Notes": "n"},
+                {"CustomerId": 1, "Notes": "Called about a refund. Happy with the outcome in the end, said thanks."},
                 location={"file": "a.csv", "row": 1},
             ),
             env("Customer", "a.csv:row=2", {"CustomerId": 2}, location={"file": "a.csv", "row": 2}),
