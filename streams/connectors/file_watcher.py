@@ -4,6 +4,11 @@
 - Re-delivery and restarts: a manifest of content hashes (``<state>/connector/manifest.json``) is updated only
   after every record of the file was acknowledged, so a restart re-sends at most the files in flight; record ids
   are deterministic (file + location), so downstream MERGEs never duplicate.
+- Modified and deleted files: the keys a file produced are kept (``<state>/connector/keys/``); keys that a new
+  version of the file no longer produces, and all keys of a deleted file, are retracted (tombstones on the
+  compacted records topic, which also retract the source records downstream).
+- After the last record of a file, one ``SourceComplete`` per source it produced tells the contract agent that
+  the source's evidence for that file is complete (keys and foreign keys are inferred over settled sources).
 - Big files are streamed by the readers, in batches read off the event loop.
 """
 
@@ -13,16 +18,21 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
+from agents.contract_agent import SourceComplete
 from contract.readers import SourceFile, format_for, read
 from contract.records import Record, Rejected
 from streams.connectors.base import Connector, Emit, EmitDead, Flush
 from streams.events import DeadLetter, RecordEnvelope
+
+Retract = Callable[[list[str]], Awaitable[None]]
+Completed = Callable[[list[SourceComplete]], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 BATCH = 500
@@ -92,11 +102,16 @@ class FileWatcher(Connector):
         dead_letter: EmitDead,
         flush: Flush | None = None,
         settle: float = 0.5,
+        retract: Retract | None = None,
+        completed: Completed | None = None,
     ) -> None:
         super().__init__(emit, dead_letter, flush)
         self.root = root.resolve()
         self.settle = settle
         self.manifest = Manifest(state_dir / "connector" / "manifest.json")
+        self.keys_dir = state_dir / "connector" / "keys"
+        self.retract = retract
+        self.completed = completed
         self.files_done = 0
 
     # -- public --------------------------------------------------------------------------------------------------
@@ -122,8 +137,11 @@ class FileWatcher(Connector):
         if any(part.startswith(".") for part in Path(rel).parts):
             return 0
         if not path.exists():
-            self.manifest.hashes.pop(rel, None)  # deletion: retraction is handled by the pipeline issue
-            self.manifest.save()
+            if rel in self.manifest.hashes or self._keys_path(rel).exists():
+                await self._retract(self._load_keys(rel))
+                self._keys_path(rel).unlink(missing_ok=True)
+                self.manifest.hashes.pop(rel, None)
+                self.manifest.save()
             return 0
         if not await self._settled(path):
             return 0
@@ -139,7 +157,9 @@ class FileWatcher(Connector):
             self.manifest.save()
             return 0
         sf = SourceFile(path=path, rel=rel, format=fmt, source=path.stem)
-        await self._deliver(sf, digest)
+        keys = await self._deliver(sf, digest)
+        await self._retract(sorted(set(self._load_keys(rel)) - set(keys)))
+        self._save_keys(rel, keys)
         self.manifest.hashes[rel] = digest
         self.manifest.save()
         self.files_done += 1
@@ -160,8 +180,11 @@ class FileWatcher(Connector):
             return False
         return False
 
-    async def _deliver(self, sf: SourceFile, digest: str) -> None:
+    async def _deliver(self, sf: SourceFile, digest: str) -> list[str]:
+        """Emit every record of the file; returns the record keys it produced."""
         items: Iterator[Record | Rejected] = read(sf)
+        keys: list[str] = []
+        counts: Counter[str] = Counter()
         while True:
             batch: list[Any] = await asyncio.to_thread(lambda: list(islice(items, BATCH)))
             if not batch:
@@ -170,5 +193,32 @@ class FileWatcher(Connector):
                 if isinstance(item, Rejected):
                     await self.dead_letter(dead_letter_for(item))
                 else:
-                    await self.emit(envelope_for(item, sf.rel, digest))
+                    env = envelope_for(item, sf.rel, digest)
+                    keys.append(env.key())
+                    counts[env.source] += 1
+                    await self.emit(env)
         await self._flush()
+        if self.completed is not None and counts:
+            await self.completed(SourceComplete.for_file(sf.rel, counts))
+        return keys
+
+    async def _retract(self, keys: list[str]) -> None:
+        if keys and self.retract is not None:
+            await self.retract(keys)
+            await self._flush()
+
+    def _keys_path(self, rel: str) -> Path:
+        return self.keys_dir / (hashlib.sha1(rel.encode("utf-8")).hexdigest() + ".keys")
+
+    def _load_keys(self, rel: str) -> list[str]:
+        path = self._keys_path(rel)
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
+
+    def _save_keys(self, rel: str, keys: list[str]) -> None:
+        path = self._keys_path(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text("".join(json.dumps(k) + "\n" for k in keys), "utf-8")
+        tmp.replace(path)

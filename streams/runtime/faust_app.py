@@ -1,14 +1,22 @@
-"""The Faust runtime: Kafka topics in, the agents' functions in the middle, stores and topics out.
+"""The Faust runtime: moves messages between Kafka topics and the pipeline in ``agents/pipeline.py``.
 
-Agents here are short loops; the work happens in ``agents/`` so the in-process runtime can share it.
-Delivery is at-least-once: a batch's offsets are committed only after the stores acknowledged the batch, and
-every write is idempotent (MERGE by key, deterministic vector ids), so re-delivery never duplicates.
+Agents (all short loops; decisions live in agents/):
+- ``profile``: esc.records -> profile updates on the internal ``<prefix>.profiles`` topic (one partition).
+- ``contract``: profile updates -> the single ContractWriter -> esc.schema.diffs (CloudEvents) and the compacted
+  esc.schema.contracts; its state (merged profiles, applied watermarks, contract) is a changelog-backed table.
+- ``extract``: esc.records -> ExtractionWorker -> Neo4j + Weaviate; dead letters -> esc.dlq.
+- tasks: follow esc.schema.contracts (every worker keeps the latest contract), backfill, the drop-folder watcher.
+
+Delivery is at-least-once: a batch is acknowledged only after its writes returned, and every write is idempotent
+(MERGE by identity key, deterministic vector ids), so re-delivery never duplicates.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +25,34 @@ import faust
 from agents import metrics
 from agents.embedding import get_embedder
 from agents.ingest import Ingestor
+from agents.pipeline import (
+    TICK,
+    ContractWriter,
+    ExtractionWorker,
+    completion_update,
+    profile_messages,
+    profile_update,
+)
 from agents.stores.weaviate import collection_name
+from contract.serde import load_json
 from esc.settings import Settings
 from streams import topics
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
 from streams.runtime.compat import patch_faust_for_aiokafka_014
+from streams.runtime.kafka_io import read_topic, source_key_filter
 from streams.runtime.stores import graph_store, vector_store
 
 log = logging.getLogger(__name__)
 BATCH = 500
-BATCH_WITHIN = 0.25
+BATCH_WITHIN = 0.2
+TICK_SECONDS = 2.0
+STATE_KEY = "state"
 
 
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     patch_faust_for_aiokafka_014()
+    prefix = settings.topic_prefix
     state = settings.state_dir / "worker"
     state.mkdir(parents=True, exist_ok=True)
     app = faust.App(
@@ -42,7 +63,6 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         web_enabled=True,
         web_host=settings.host,
         web_port=settings.web_port,
-        web_in_thread=False,
         topic_partitions=topics.RECORDS.partitions,
         topic_replication_factor=1,
         consumer_auto_offset_reset="earliest",
@@ -50,82 +70,177 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         broker_heartbeat_interval=1,
         broker_rebalance_timeout=5,
         broker_request_timeout=30,
-        broker_commit_interval=1.0,
+        broker_commit_interval=0.5,
         producer_acks=-1,
+        producer_max_request_size=32 << 20,  # the broker allows 32 MiB (ops/kafka/server.properties)
+        producer_compression_type="gzip",
         stream_wait_empty=False,
+        table_cleanup_interval=3600,
     )
 
     def topic(spec: topics.TopicSpec) -> Any:
         return app.topic(
-            spec.name(settings.topic_prefix),
+            spec.name(prefix),
             key_type=bytes,
             value_type=bytes,
             key_serializer="raw",
             value_serializer="raw",
             partitions=spec.partitions,
-            compacting=spec.compacted or None,
         )
 
     records_topic = topic(topics.RECORDS)
     dlq_topic = topic(topics.DLQ)
-    runtime: dict[str, Ingestor] = {}
+    diffs_topic = topic(topics.SCHEMA_DIFFS)
+    contracts_topic = topic(topics.SCHEMA_CONTRACTS)
+    profiles_topic = app.topic(
+        f"{prefix}.profiles", key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
+        partitions=1, internal=True,
+    )
+    # One partition, written by the single contract agent; use_partitioner lets it write after a batched take().
+    contract_state = app.Table(
+        "contract-agent", default=None, partitions=1, key_type=str, value_type=str, use_partitioner=True
+    )
 
-    def ingestor() -> Ingestor:
-        if "ingestor" not in runtime:
-            runtime["ingestor"] = Ingestor(
-                graph_store(settings), vector_store(settings), get_embedder(), collection_name(settings.app_id)
-            )
-        return runtime["ingestor"]
+    def new_ingestor() -> Ingestor:
+        return Ingestor(graph_store(settings), vector_store(settings), get_embedder(), collection_name(settings.app_id))
+
+    async def replay(sources: set[str]) -> AsyncIterator[list[bytes | RecordEnvelope]]:
+        batch: list[bytes | RecordEnvelope] = []
+        async for msg in read_topic(settings, records_topic.get_topic_name(), key_filter=source_key_filter(sources)):
+            if msg.value is not None:
+                batch.append(msg.value)
+            if len(batch) >= BATCH:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+
+    runtime: dict[str, Any] = {}
+
+    def worker() -> ExtractionWorker:
+        if "worker" not in runtime:
+            runtime["worker"] = ExtractionWorker(new_ingestor(), replay)
+        return runtime["worker"]
 
     async def send_dead(dead: DeadLetter) -> None:
-        metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
         await dlq_topic.send(key=(dead.source or "").encode(), value=dead.model_dump_json().encode())
 
+    # -- profilers ---------------------------------------------------------------------------------------------
+    @app.agent(records_topic)
+    async def profile(stream: Any) -> None:
+        async for batch in stream.take_events(BATCH, within=BATCH_WITHIN):
+            by_partition: dict[int, list[Any]] = {}
+            for event in batch:
+                by_partition.setdefault(event.message.partition, []).append(event)
+            for partition, events in by_partition.items():
+                deltas = profile_messages(
+                    [e.value for e in events],
+                    stream=f"{records_topic.get_topic_name()}/{partition}",
+                    first_offset=events[0].message.offset,
+                    last_offset=events[-1].message.offset,
+                )
+                for d in deltas:
+                    await profiles_topic.send(key=d.source.encode(), value=profile_update(d))
+
+    # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
+    @app.agent(profiles_topic, concurrency=1)
+    async def contract(stream: Any) -> None:
+        writer: ContractWriter | None = None
+        async for batch in stream.take(1000, within=0.05):
+            if writer is None:
+                raw = contract_state.get(STATE_KEY)
+                writer = ContractWriter.from_state(json.loads(raw) if raw else None, contract_id=settings.app_id)
+            updates = [v for v in batch if v != TICK]
+            out = writer.on_updates(updates)
+            for key, value in out.diffs:
+                await diffs_topic.send(key=key, value=value)
+            for key, value in out.contracts:
+                await contracts_topic.send(key=key, value=value)
+            for dead in writer.dead:
+                await send_dead(dead)
+            writer.dead.clear()
+            if updates or out.contracts:
+                contract_state[STATE_KEY] = json.dumps(writer.state())
+
+    @app.timer(TICK_SECONDS)
+    async def tick() -> None:
+        await profiles_topic.send(key=b"tick", value=TICK)  # lets idle pushed sources settle
+
+    # -- extractors --------------------------------------------------------------------------------------------
     @app.agent(records_topic)
     async def extract(stream: Any) -> None:
-        async for batch in stream.take(BATCH, within=BATCH_WITHIN):
-            result = await asyncio.to_thread(ingestor().handle, list(batch))
+        async for batch in stream.take_events(BATCH, within=BATCH_WITHIN):
+            result = await worker().on_records([(e.key, e.value) for e in batch])
             for dead in result.dead:
-                await dlq_topic.send(key=(dead.source or "").encode(), value=dead.model_dump_json().encode())
+                await send_dead(dead)
 
+    @app.task
+    async def follow_contracts() -> None:
+        latest = settings.app_id.encode()
+        async for msg in read_topic(
+            settings, contracts_topic.get_topic_name(), key_filter=lambda k: k == latest, follow=True
+        ):
+            if msg.value is None:
+                continue
+            plan = worker().on_contract(load_json(msg.value.decode("utf-8")))
+            if plan:
+                log.info("contract v%s: backfill queued for %s", plan.version, sorted(plan.rekey | plan.replay | plan.ready))
+
+    @app.task
+    async def backfill() -> None:
+        await worker().run_backfill()
+
+    # -- HTTP --------------------------------------------------------------------------------------------------
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
-        return web.bytes(metrics.render(), content_type="text/plain; version=0.0.4; charset=utf-8")
+        return web.bytes(metrics.render(), content_type="text/plain; version=0.0.4")
 
     @app.page("/healthz")
     async def healthz(web: Any, request: Any) -> Any:
-        return web.json({"ok": True})
+        w = runtime.get("worker")
+        return web.json(
+            {
+                "ok": True,
+                "contract_version": w.contract.version if w and w.contract else None,
+                "backfill": w.tracker.snapshot() if w else {},
+                "deferred": len(w.deferred) if w else 0,
+            }
+        )
 
+    # -- drop folder -------------------------------------------------------------------------------------------
     if data_dir is not None:
         pending: list[Any] = []
 
         async def emit(env: RecordEnvelope) -> None:
-            fut = await records_topic.send(key=env.key().encode("utf-8"), value=env.model_dump_json().encode())
-            pending.append(fut)
+            pending.append(await records_topic.send(key=env.key().encode("utf-8"), value=env.model_dump_json().encode()))
             metrics.RECORDS_PRODUCED.labels(metrics.source_label(env.source)).inc()
+
+        async def retract(keys: list[str]) -> None:
+            for key in keys:
+                pending.append(await records_topic.send(key=key.encode("utf-8"), value=None))
 
         async def flush() -> None:
             if pending:
                 await asyncio.gather(*pending)
                 pending.clear()
 
-        watcher = FileWatcher(data_dir, settings.state_dir, emit, send_dead, flush)
+        async def completed(done: list[Any]) -> None:
+            for c in done:
+                await profiles_topic.send(key=c.source.encode(), value=completion_update(c))
+
+        watcher = FileWatcher(data_dir, settings.state_dir, emit, send_dead, flush, retract=retract, completed=completed)
 
         @app.task
         async def watch() -> None:
-            try:
-                await watcher.run()
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("file watcher stopped")
-                raise
+            await watcher.run()
 
     return app
 
 
 def run_worker(settings: Settings, data_dir: Path | None, loglevel: str = "info") -> None:
     """Run a worker in the foreground until SIGTERM / Ctrl-C."""
+    from streams.runtime.kafka_io import ensure_topics
+
+    asyncio.run(ensure_topics(settings))  # source topics must exist before the consumers subscribe
     app = build_app(settings, data_dir)
-    worker = faust.Worker(app, loglevel=loglevel, quiet=True)
-    worker.execute_from_commandline()
+    faust.Worker(app, loglevel=loglevel, quiet=True).execute_from_commandline()

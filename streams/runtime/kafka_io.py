@@ -80,9 +80,7 @@ async def read_topic(
     )
     await consumer.start()
     try:
-        await consumer.topics()  # refresh metadata (the topic may have been created a moment ago)
-        parts = consumer.partitions_for_topic(topic) or set()
-        tps = [TopicPartition(topic, p) for p in sorted(parts)]
+        tps = [TopicPartition(topic, p) for p in await partitions(settings, topic)]
         if not tps:
             return
         consumer.assign(tps)
@@ -106,6 +104,19 @@ async def read_topic(
                         remaining.discard(tp)
     finally:
         await consumer.stop()
+
+
+async def partitions(settings: Settings, topic: str) -> list[int]:
+    """Partition ids of ``topic`` straight from the cluster (empty if the topic does not exist)."""
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=15000)
+    await admin.start()
+    try:
+        described = await admin.describe_topics([topic])
+    finally:
+        await admin.close()
+    if not described or described[0].get("error_code"):
+        return []
+    return sorted(p["partition"] for p in described[0]["partitions"])
 
 
 def source_key_filter(sources: set[str]) -> Callable[[bytes | None], bool]:

@@ -5,7 +5,6 @@ import json
 
 import pytest
 
-from agents.extractors import RECORD_KEY, plan, render_text
 from agents.ingest import MAX_MESSAGE_BYTES, parse
 from agents.metrics import MAX_SOURCE_LABELS, dlq_reason_label, source_label
 from agents.stores.cypher import UnsafeIdentifier, ident, to_property
@@ -72,20 +71,6 @@ def test_property_values_fit_neo4j() -> None:
     assert to_property(["a", "b"]) == ["a", "b"]
     assert to_property(2**70) == str(2**70)
     assert to_property(True) is True
-
-
-def test_plan_writes_one_entity_and_one_text_per_record_with_provenance() -> None:
-    envs = [
-        RecordEnvelope(source="People", record_id="People.csv:row=1", payload={"name": "Ada", "n": None}),
-        RecordEnvelope(source="People", record_id="People.csv:row=2", payload={"name": "Alan"}),
-    ]
-    p = plan(envs, contract_version=3)
-    assert [e.key for e in p.entities] == [{RECORD_KEY: "People.csv:row=1"}, {RECORD_KEY: "People.csv:row=2"}]
-    assert all(e.label == "People" and e.contract_version == 3 for e in p.entities)
-    assert p.entities[0].provenance.location == "People.csv:row=1"
-    assert len({t.object_id for t in p.texts}) == 2
-    assert plan(envs).texts[0].object_id == p.texts[0].object_id  # deterministic ids: re-delivery overwrites
-    assert render_text({"name": "Ada", "n": None, "tags": ["x"]}) == 'name: Ada; tags: ["x"]'
 
 
 def test_source_labels_are_bounded() -> None:

@@ -1,0 +1,257 @@
+"""Runtime-agnostic orchestration of the pipeline: what a worker does with records, profile updates and contracts.
+
+Both runtimes (Faust on Kafka, and the in-process bus) only move messages; the decisions live here:
+
+- ``ContractWriter`` (exactly one per deployment) turns profile updates and file completions into contract
+  versions and returns the messages to publish (schema-diff CloudEvents, full contracts).
+- ``ExtractionWorker`` (one per worker) applies the current contract to record batches, defers records whose
+  source the contract does not cover yet, and backfills — from memory when it can, else by replaying the records
+  log — whenever a new contract version touches what was ingested or covers what was deferred.
+
+Messages are ``(key, value)`` byte pairs as on the topics; a ``None`` value on the records topic is a tombstone
+(the record was deleted) and retracts that source record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents import metrics
+from agents.backfill import BackfillTracker, DeferredRecords, ReplayPlan, plan_replay
+from agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
+from agents.extractors import covers
+from agents.ingest import Ingestor, IngestResult, parse
+from agents.profiler import ProfileDelta, Watermark, profile_batch
+from contract.evolve import diff_items
+from contract.model import Contract, ContractDiff
+from streams.events import DeadLetter, RecordEnvelope
+from streams.schema_events import version_key
+
+log = logging.getLogger(__name__)
+
+Message = tuple[bytes | None, bytes | None]
+ReplayLog = Callable[[set[str]], AsyncIterator[list[bytes | RecordEnvelope]]]
+"""Replays the latest version of every record of the given sources, in batches (the compacted records topic, or
+the embedded record log)."""
+
+KEY_SEP = "\x1f"
+
+
+def envelope_or_dead(key: bytes | None, value: bytes | None) -> RecordEnvelope | DeadLetter:
+    """A records-topic message as an envelope; a tombstone becomes a ``deleted`` envelope for its key."""
+    if value is None:
+        text = (key or b"").decode("utf-8", errors="replace")
+        source, sep, record_id = text.partition(KEY_SEP)
+        if not sep or not source or not record_id:
+            return DeadLetter.of(f"invalid tombstone: key {text[:80]!r} is not 'source<US>record id'", "push", key)
+        return RecordEnvelope(source=source, record_id=record_id, payload={}, deleted=True)
+    return parse(value)
+
+
+# ------------------------------------------------------------------------------------------------- profiling
+
+
+def profile_messages(
+    values: Sequence[bytes | None], stream: str, first_offset: int, last_offset: int
+) -> list[ProfileDelta]:
+    """Profile one batch of record messages (tombstones and invalid messages carry no profile evidence)."""
+    envs = [e for e in (parse(v) for v in values if v is not None) if isinstance(e, RecordEnvelope) and not e.deleted]
+    if not envs:
+        return []
+    deltas = profile_batch(envs, Watermark(stream=stream, offset=last_offset, first=first_offset))
+    for d in deltas:
+        metrics.PROFILE_UPDATES.labels(metrics.source_label(d.source)).inc()
+    return deltas
+
+
+def profile_update(delta: ProfileDelta) -> bytes:
+    return json.dumps({"kind": "delta", "delta": delta.model_dump(mode="json")}).encode("utf-8")
+
+
+def completion_update(done: SourceComplete) -> bytes:
+    return json.dumps({"kind": "complete", "complete": done.model_dump(mode="json")}).encode("utf-8")
+
+
+TICK = json.dumps({"kind": "tick"}).encode("utf-8")
+
+
+# --------------------------------------------------------------------------------------------- contract agent
+
+
+@dataclass
+class Outgoing:
+    diffs: list[Message] = field(default_factory=list)  # for esc.schema.diffs
+    contracts: list[Message] = field(default_factory=list)  # for esc.schema.contracts (latest + per version)
+    contract: Contract | None = None
+    diff: ContractDiff | None = None
+
+
+class ContractWriter:
+    """The single writer of the contract: profile updates in, schema-diff events and contracts out."""
+
+    def __init__(self, agent: ContractAgent | None = None, contract_id: str = "esc") -> None:
+        self.agent = agent or ContractAgent()
+        self.contract_id = contract_id
+        self.dead: list[DeadLetter] = []
+
+    @classmethod
+    def from_state(cls, state: dict[str, Any] | None, contract_id: str = "esc") -> ContractWriter:
+        return cls(ContractAgent.from_state(state) if state else None, contract_id)
+
+    def state(self) -> dict[str, Any]:
+        return self.agent.to_state()
+
+    def on_updates(self, values: Sequence[bytes], now: float | None = None) -> Outgoing:
+        deltas: list[ProfileDelta] = []
+        completions: list[SourceComplete] = []
+        for raw in values:
+            try:
+                msg = json.loads(raw)
+                if msg.get("kind") == "delta":
+                    deltas.append(ProfileDelta.model_validate(msg["delta"]))
+                elif msg.get("kind") == "complete":
+                    completions.append(SourceComplete.model_validate(msg["complete"]))
+            except (ValueError, KeyError, TypeError) as exc:
+                self.dead.append(DeadLetter.of(f"invalid profile update: {exc}", "contract-agent", raw))
+        contract, diff = self.agent.apply(deltas, completions, now=time.time() if now is None else now)
+        out = Outgoing(contract=contract, diff=diff)
+        if contract.contract_id != self.contract_id:
+            contract = contract.model_copy(update={"contract_id": self.contract_id})
+            out.contract = contract
+        if diff is not None:
+            diff = diff.model_copy(update={"contract_id": self.contract_id})
+            out.diff = diff
+            out.diffs.append((self.contract_id.encode(), diff_event(diff, contract).model_dump_json().encode()))
+        if diff is not None or self.agent.newly_settled:
+            key, value = contract_message(contract)
+            out.contracts.append((key, value))
+            if diff is not None:
+                out.contracts.append((version_key(contract.contract_id, contract.version), value))
+        return out
+
+
+# -------------------------------------------------------------------------------------------- extraction
+
+
+class ExtractionWorker:
+    """Applies the current contract to records; defers what it cannot write yet; backfills on new versions."""
+
+    def __init__(self, ingestor: Ingestor, replay_log: ReplayLog, deferred_limit: int | None = None) -> None:
+        self.ingestor = ingestor
+        self.replay_log = replay_log
+        self.deferred = DeferredRecords() if deferred_limit is None else DeferredRecords(deferred_limit)
+        self.tracker = BackfillTracker()
+        self.contract: Contract | None = None
+        self._lock = asyncio.Lock()  # one writer at a time: live batches and backfill share the ingestor
+        self._queue: asyncio.Queue[ReplayPlan] = asyncio.Queue()
+        self._first_contract = True
+        self.backfilled = 0
+
+    async def _handle(self, envs: Sequence[RecordEnvelope], rekey: bool = False) -> IngestResult:
+        async with self._lock:
+            return await asyncio.to_thread(self.ingestor.handle, list(envs), self.contract, rekey=rekey)
+
+    async def on_records(self, messages: Sequence[Message]) -> IngestResult:
+        """One batch from the records topic. Returns the result; its ``dead`` go to the dead-letter topic."""
+        envs: list[RecordEnvelope] = []
+        dead: list[DeadLetter] = []
+        for key, value in messages:
+            item = envelope_or_dead(key, value)
+            (dead if isinstance(item, DeadLetter) else envs).append(item)  # type: ignore[arg-type]
+        for d in dead:
+            metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
+        result = await self._handle(envs) if envs else IngestResult()
+        result.dead = dead + result.dead
+        if result.deferred:
+            self.deferred.add(result.deferred)
+            if self.contract is not None:
+                # A contract may have arrived while this batch was being planned with the older one.
+                ready = {s for s in {e.source for e in result.deferred} if covers(self.contract, s)}
+                if ready:
+                    self._queue.put_nowait(ReplayPlan(version=self.contract.version, ready=ready))
+        return result
+
+    def on_contract(self, contract: Contract) -> ReplayPlan | None:
+        """A contract arrived on the contracts topic: use it, and queue what it asks to replay."""
+        previous = self.contract
+        if previous is not None and contract.version <= previous.version and contract.content_hash == previous.content_hash:
+            plan = plan_replay(contract, None, self.ingestor.ingested, self.deferred.sources())
+        else:
+            diff = None
+            if previous is not None:
+                diff = ContractDiff(
+                    contract_id=contract.contract_id,
+                    from_version=previous.version,
+                    to_version=contract.version,
+                    added=diff_items(previous, contract),
+                )
+            plan = plan_replay(contract, diff, self.ingestor.ingested, self.deferred.sources())
+        self.contract = contract
+        self.ingestor.use(contract)
+        if self._first_contract:
+            # After a (re)start, records deferred before the stop exist only in the log: replay every covered
+            # source once. Writes are idempotent, so a fresh start loses nothing by it either.
+            self._first_contract = False
+            plan.replay |= {s for s in contract.sources if covers(contract, s)} - plan.rekey
+        if plan:
+            self._queue.put_nowait(plan)
+            return plan
+        return None
+
+    async def run_backfill(self, stop: asyncio.Event | None = None) -> None:
+        """Drain queued replay plans forever (or until ``stop``); coalesces plans queued meanwhile."""
+        while stop is None or not stop.is_set():
+            plan = await self._queue.get()
+            while not self._queue.empty():
+                more = self._queue.get_nowait()
+                plan.rekey |= more.rekey
+                plan.replay |= more.replay
+                plan.ready |= more.ready
+                plan.version = max(plan.version, more.version)
+            await self.backfill(plan)
+
+    async def backfill(self, plan: ReplayPlan) -> int:
+        order = self.tracker.start(plan)
+        if not order:
+            return 0
+        log.info("backfill for contract v%s: %s", plan.version, ", ".join(s for s, _ in order))
+        rekey = {s for s, r in order if r}
+        from_memory = [s for s, _ in order if s in plan.ready and s not in self.deferred.overflowed and s not in rekey]
+        done = 0
+        for source in from_memory:
+            envs = self.deferred.take([source])
+            done += await self._replay_batch(envs, rekey=False)
+            self.tracker.finish(source)
+        from_log = {s for s, _ in order} - set(from_memory)
+        if from_log:
+            self.deferred.take(from_log)  # the log has them all; drop the partial in-memory copies
+            self.deferred.overflowed -= from_log
+            async for batch in self.replay_log(from_log):
+                envs = [e for e in (b if isinstance(b, RecordEnvelope) else parse(b) for b in batch)
+                        if isinstance(e, RecordEnvelope)]
+                for is_rekey in (True, False):
+                    part = [e for e in envs if (e.source in rekey) is is_rekey]
+                    done += await self._replay_batch(part, rekey=is_rekey)
+            for s in from_log:
+                self.tracker.finish(s)
+        self.backfilled += done
+        return done
+
+    async def _replay_batch(self, envs: list[RecordEnvelope], rekey: bool) -> int:
+        if not envs:
+            return 0
+        result = await self._handle(envs, rekey=rekey)
+        for source in {e.source for e in envs}:
+            self.tracker.progress(source, sum(1 for e in envs if e.source == source))
+        if result.deferred:
+            self.deferred.add(result.deferred)
+        return len(envs) - len(result.deferred)
+
+    def idle(self) -> bool:
+        return self._queue.empty() and not self.tracker.pending()
