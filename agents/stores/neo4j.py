@@ -32,7 +32,8 @@ def _constraint_name(label: str, props: Sequence[str]) -> str:
 
 class Neo4jGraphStore(GraphStore):
     def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None) -> None:
-        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+        # Notifications (e.g. "label does not exist" before the first write) are not errors for ESC.
+        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
         self._database = database
         self._known_constraints: set[tuple[str, tuple[str, ...]]] = set()
         self.ensure_entity_key(SOURCE_RECORD, ["sid"])
@@ -125,6 +126,15 @@ class Neo4jGraphStore(GraphStore):
         records = f"UNWIND $sids AS sid MATCH (s:{SOURCE_RECORD} {{sid: sid}}) DETACH DELETE s RETURN count(*) AS c"
         result = self._driver.execute_query(records, sids=sids, database_=self._database)
         return int(result.records[0]["c"]) if result.records else 0
+
+    def source_records_for_file(self, file: str) -> list[SourceRecordRef]:
+        """The source records read from ``file`` (used to retract a deleted file)."""
+        rows = self.read(
+            f"MATCH (s:{SOURCE_RECORD} {{file: $file}}) RETURN s.source AS source, s.record_id AS record_id, "
+            "s.location AS location, s.file AS file",
+            {"file": file},
+        )
+        return [SourceRecordRef(**{k: v for k, v in r.items() if v is not None}) for r in rows]
 
     # -- reads --------------------------------------------------------------------------------------------------
     def count(self, label: str) -> int:
