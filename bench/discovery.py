@@ -29,8 +29,6 @@ import argparse
 import json
 import multiprocessing as mp
 import resource
-import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,32 +37,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench._tpch import TPCH_FKS, TPCH_KEYS, tpch_dir  # noqa: E402
+
 EVAL = REPO.parent / "shared" / "eval" / "relational"
-CACHE = Path.home() / ".cache" / "esc" / "tpch"
-
-TPCH_KEYS = {
-    "region": ["r_regionkey"],
-    "nation": ["n_nationkey"],
-    "supplier": ["s_suppkey"],
-    "customer": ["c_custkey"],
-    "part": ["p_partkey"],
-    "partsupp": ["ps_partkey", "ps_suppkey"],
-    "orders": ["o_orderkey"],
-    "lineitem": ["l_orderkey", "l_linenumber"],
-}
-TPCH_FKS = [
-    ("nation", ["n_regionkey"], "region", ["r_regionkey"]),
-    ("supplier", ["s_nationkey"], "nation", ["n_nationkey"]),
-    ("customer", ["c_nationkey"], "nation", ["n_nationkey"]),
-    ("partsupp", ["ps_partkey"], "part", ["p_partkey"]),
-    ("partsupp", ["ps_suppkey"], "supplier", ["s_suppkey"]),
-    ("orders", ["o_custkey"], "customer", ["c_custkey"]),
-    ("lineitem", ["l_orderkey"], "orders", ["o_orderkey"]),
-    ("lineitem", ["l_partkey", "l_suppkey"], "partsupp", ["ps_partkey", "ps_suppkey"]),
-    ("lineitem", ["l_partkey"], "part", ["p_partkey"]),
-    ("lineitem", ["l_suppkey"], "supplier", ["s_suppkey"]),
-]
-
 
 def prf(pred: set[Any], truth: set[Any], optional: set[Any] | None = None) -> dict[str, Any]:
     optional = optional or set()
@@ -150,15 +125,6 @@ def run_isolated(name: str, root: Path, truth: dict[str, Any]) -> dict[str, Any]
     result = q.get()
     proc.join()
     return dict(result)
-
-
-def tpch_dir(sf: str) -> Path:
-    d = CACHE / f"sf{sf}"
-    if not (d / "lineitem.csv").exists():
-        exe = shutil.which("tpchgen-cli") or str(Path(sys.executable).parent / "tpchgen-cli")
-        d.mkdir(parents=True, exist_ok=True)
-        subprocess.run([exe, "csv", "-s", sf, "-o", str(d), "--overwrite"], check=True)
-    return d
 
 
 def main() -> None:
