@@ -109,6 +109,12 @@ def _citations_of(nodes_expr: str) -> str:
     )
 
 
+def _order_key(expr: str, desc: bool) -> str:
+    """Missing values last in both directions (Neo4j sorts NULL first under DESC, so a superlative would pick an
+    entity without the value)."""
+    return f"{expr} IS NULL, {expr} {'DESC' if desc else 'ASC'}"
+
+
 def compile_plan(plan: QueryPlan) -> tuple[str, dict[str, Any]]:
     """Parameterized read-only Cypher for a plan (names escaped, values as ``$p0``...) and its parameters."""
     params = _Params()
@@ -121,7 +127,7 @@ def compile_plan(plan: QueryPlan) -> tuple[str, dict[str, Any]]:
         needed = list(dict.fromkeys([_var(r.var) for r in plain] + cite + ([order.var] if order and order.var else [])))
         parts.append(("WITH DISTINCT " if plan.distinct else "WITH ") + ", ".join(needed))
         if order is not None and order.prop is not None:
-            parts.append(f"ORDER BY {_var(order.var)}.{ident(order.prop)} {'DESC' if order.desc else 'ASC'}")
+            parts.append("ORDER BY " + _order_key(f"{_var(order.var)}.{ident(order.prop)}", order.desc))
         if plan.limit is not None:
             parts.append(f"LIMIT {int(plan.limit)}")
         cols = [f"{_value(r, params)} AS {ident(r.alias)}" for r in plain]
@@ -147,9 +153,9 @@ def compile_plan(plan: QueryPlan) -> tuple[str, dict[str, Any]]:
             idx = next((i for i, r in enumerate(aggs) if r.alias == order.alias), None)
             if idx is None:
                 raise UnsafeQuery(f"order_by alias {order.alias!r} is not an aggregate of the plan")
-            parts.append(f"ORDER BY _a{idx} {'DESC' if order.desc else 'ASC'}")
+            parts.append("ORDER BY " + _order_key(f"_a{idx}", order.desc))
         elif order.prop is not None and order.var in plan.group_by:
-            parts.append(f"ORDER BY {_var(order.var)}.{ident(order.prop)} {'DESC' if order.desc else 'ASC'}")
+            parts.append("ORDER BY " + _order_key(f"{_var(order.var)}.{ident(order.prop)}", order.desc))
     if plan.limit is not None:
         parts.append(f"LIMIT {int(plan.limit)}")
     cited = " + ".join(f"_c{i}" for i in range(len(cite))) or "[]"

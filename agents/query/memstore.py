@@ -144,20 +144,30 @@ class MemoryGraphStore(GraphStore):
                 yield nid
 
     def _bindings(self, plan: QueryPlan) -> list[dict[str, NodeId]]:
-        rows = [{plan.start.var: nid} for nid in self._candidates(plan.start.label, plan.start.filters)]
+        """Matches of the path; as in one Cypher MATCH, a path never uses the same relationship twice."""
+        Edge = tuple[str, NodeId, NodeId]  # (type, from, to)
+        rows: list[tuple[dict[str, NodeId], frozenset[Edge]]] = [
+            ({plan.start.var: nid}, frozenset()) for nid in self._candidates(plan.start.label, plan.start.filters)
+        ]
         prev = plan.start.var
         for hop in plan.hops:
             t = hop.target
-            nxt: list[dict[str, NodeId]] = []
+            nxt: list[tuple[dict[str, NodeId], frozenset[Edge]]] = []
             index = self.out if hop.direction == "out" else self.inc
-            for row in rows:
-                for nid in index.get((row[prev], hop.rel_type), ()):
+            for row, used in rows:
+                here = row[prev]
+                for nid in index.get((here, hop.rel_type), ()):
+                    edge = (hop.rel_type, here, nid) if hop.direction == "out" else (hop.rel_type, nid, here)
+                    if edge in used:
+                        continue
+                    if t.var in row and row[t.var] != nid:  # a cycle back to a bound node
+                        continue
                     node = self.nodes[nid]
                     if node.label == t.label and all(_match(node.props.get(f.prop), f) for f in t.filters):
-                        nxt.append({**row, t.var: nid})
+                        nxt.append(({**row, t.var: nid}, used | {edge}))
             rows = nxt
             prev = t.var
-        return rows
+        return [row for row, _ in rows]
 
     def _value(self, item: ReturnItem, nid: NodeId) -> Any:
         props = self.nodes[nid].props
@@ -232,17 +242,21 @@ class MemoryGraphStore(GraphStore):
             return len(vals)
         if r.agg == "count_distinct":
             return len(set(map(str, vals)))
-        nums = [float(v) for v in vals if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)]
-        if r.agg in ("min", "max"):
+        nums: list[int | float] = [
+            v for v in vals if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        ]
+        if r.agg in ("min", "max"):  # the value keeps its type (an integer stays an integer, as in Neo4j)
             pool: list[Any] = nums if nums else vals
             if not pool:
                 return None
-            return min(pool) if r.agg == "min" else max(pool)
+            try:
+                return min(pool) if r.agg == "min" else max(pool)
+            except TypeError:  # mixed non-numeric types: compare as text
+                return min(pool, key=str) if r.agg == "min" else max(pool, key=str)
+        if r.agg == "sum":  # the sum of nothing is 0 (Neo4j); of integers an integer
+            return sum(nums) if all(isinstance(v, int) for v in nums) else float(sum(nums))
         if not nums:
             return None
-        if r.agg == "sum":
-            total = sum(nums)
-            return int(total) if all(isinstance(v, int) for v in vals) else total
         return sum(nums) / len(nums)
 
     def close(self) -> None:

@@ -41,7 +41,7 @@ def test_grouped_superlative_orders_by_aggregate_alias() -> None:
     cypher, _ = compile_plan(plan)
     assert "(n0:`Genre`)<-[:`GENRE`]-(n1:`Track`)" in cypher
     assert "WITH n0, count(DISTINCT n1) AS _a0" in cypher
-    assert "ORDER BY _a0 DESC LIMIT 1" in cypher
+    assert "ORDER BY _a0 IS NULL, _a0 DESC LIMIT 1" in cypher
 
 
 def test_expression_constants_are_parameters() -> None:
