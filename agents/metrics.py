@@ -66,6 +66,23 @@ BACKFILL_PENDING = Gauge(
     registry=REGISTRY,
 )
 
+QUERY_LATENCY = Histogram(
+    "esc_query_latency_seconds",
+    "Question to answer, by route (lookup, traverse, aggregate, vector, abstain)",
+    ["route"],
+    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30),
+    registry=REGISTRY,
+)
+QUERY_ABSTENTIONS = Counter(
+    "esc_query_abstentions", "Questions answered with an abstention (no grounded answer)", registry=REGISTRY
+)
+QUERY_CONFIDENCE = Histogram(
+    "esc_query_confidence",
+    "Confidence of the answers given (abstentions excluded)",
+    buckets=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0),
+    registry=REGISTRY,
+)
+
 
 def render() -> bytes:
     return generate_latest(REGISTRY)

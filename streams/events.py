@@ -7,7 +7,7 @@ import hashlib
 import json
 import uuid
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -95,3 +95,58 @@ class CloudEvent(BaseModel):
     datacontenttype: str = "application/json"
     subject: str | None = None
     data: dict[str, Any] = Field(default_factory=dict)
+
+
+# -- questions and answers (esc.queries -> esc.answers, POST /v1/ask) -------------------------------------------
+
+MAX_QUESTION_LEN = 4000
+QueryMode = Literal["deterministic", "llm", "auto"]
+
+
+class QueryOptions(BaseModel):
+    """How to answer: the planner (``deterministic`` by default; ``llm``/``auto`` need ESC_LLM_BASE_URL), whether a
+    descriptive question may fall back to the vector index, and whether to include the plan and compiled query."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    mode: QueryMode = "deterministic"
+    vector_fallback: bool = True
+    explain: bool = False
+
+
+class QueryRequest(BaseModel):
+    """One question on ``esc.queries`` (key = ``id``) or the body of ``POST /v1/ask``. The answer carries the same
+    ``id`` and goes to ``reply_to`` (a topic name) when given, else to ``esc.answers``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()), min_length=1, max_length=200)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_LEN)
+    reply_to: str | None = Field(default=None, max_length=249)  # Kafka topic names are at most 249 characters
+    options: QueryOptions = Field(default_factory=QueryOptions)
+    time: datetime = Field(default_factory=now)
+
+
+class AnswerCitation(BaseModel):
+    source: str
+    record_id: str
+    location: str = ""
+
+
+class AnswerEnvelope(BaseModel):
+    """The answer to one ``QueryRequest`` (same ``id``): DESIGN.md §3's answer shape ``{answer, citations, route,
+    confidence, contract_version}`` plus the correlation fields and diagnostics (``reason`` when abstaining)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    answer: Any = None
+    citations: list[AnswerCitation] = Field(default_factory=list)
+    route: Literal["lookup", "traverse", "aggregate", "vector", "abstain"]
+    confidence: float = 0.0
+    contract_version: int = 0
+    reason: str | None = None
+    low_confidence: bool = False
+    latency_ms: float | None = None
+    reply_to: str | None = None
+    time: datetime = Field(default_factory=now)

@@ -35,7 +35,9 @@ def test_plan_semantics_match_the_conformance_suite(body: str, request: pytest.F
     for mark in getattr(fn, "pytestmark", []):  # the suite's own parametrize cases
         if mark.name == "parametrize":
             names_arg = mark.args[0]
-            argnames = [a.strip() for a in names_arg.split(",")] if isinstance(names_arg, str) else list(names_arg)
+            argnames = (
+                [a.strip() for a in names_arg.split(",")] if isinstance(names_arg, str) else list(names_arg)
+            )
             cases = [dict(zip(argnames, v if len(argnames) > 1 else (v,), strict=True)) for v in mark.args[1]]
     for case in cases:
         kwargs = {p: case[p] if p in case else request.getfixturevalue(p) for p in fixtures}
