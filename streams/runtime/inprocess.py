@@ -1,150 +1,151 @@
 """The in-process runtime: the whole pipeline in one process, no Kafka, no servers (issue 6).
 
-Same product as the Faust runtime, not a second one: the file connector, the profiler, the contract agent, the
-extractor/ingestor and the backfill planner are the same functions from ``agents/``; events are the same models
-under the same topic names (``streams.topics``) on an :class:`InProcessBus` instead of Kafka; the stores are any
-``GraphStore``/``VectorStore`` (by default the embedded DuckDB stores in ``<ESC_STATE_DIR>/embedded``).
+The same product as the Faust runtime (``streams/runtime/faust_app.py``), wired the same way: the file connector
+emits ``(key, value)`` record messages (tombstones for retracted records) and file completions; the ``profile``
+consumer turns record batches into profile updates on ``<prefix>.profiles``; the single ``ContractWriter``
+(``agents/pipeline.py``) turns them into schema-diff CloudEvents and contracts; every contract on
+``schema.contracts`` goes to the ``ExtractionWorker``, which extracts record batches into the stores, defers what
+the contract does not cover yet and backfills from the records log. Topic names are the Kafka ones
+(``streams.topics``); the bus is an :class:`InProcessBus`; the stores are any ``GraphStore``/``VectorStore``
+(by default the embedded DuckDB stores in ``<ESC_STATE_DIR>/embedded``).
 
-What Kafka gives the Faust runtime, the state dir gives this one, so a restart continues where it stopped:
+What Kafka keeps for the Faust runtime, ``<ESC_STATE_DIR>/inprocess`` keeps here, so a restart continues:
 
-- ``inprocess/records/<source>.jsonl``: every record handled, per source (the records topic's retention), read
-  back when a new contract asks for a source to be replayed or re-keyed, or for its deferred records;
-- ``inprocess/state.json``: the contract agent's state, the profile watermark, the sources ingested and the
-  sources with deferred records (written atomically after every batch);
-- ``inprocess/contract.json``: the current contract (the compacted ``schema.contracts`` topic);
-- ``connector/manifest.json``: the file watcher's own manifest (files already delivered are not re-read).
+- ``records/<source>.jsonl``: the compacted records topic (what a backfill replays);
+- ``state.json``: the records offset (profile watermarks continue after it) and the ContractWriter's state
+  (the Faust runtime's changelog-backed table);
+- ``contract.json`` and ``contracts/v<N>.json``: the compacted ``schema.contracts`` topic (latest and per
+  version); ``diffs.jsonl`` and ``dlq.jsonl``: the ``schema.diffs`` and ``dlq`` topics;
+- ``<ESC_STATE_DIR>/connector/``: the file watcher's manifest (files already delivered are not re-read).
 
-``Pipeline.step`` is synchronous and does one batch exactly as ``tests/unit/agents/test_backfill.py`` streams
-one: profile -> contract agent -> publish diff/contract -> replay what the new contract asks -> ingest the batch.
-``InProcessRuntime`` drives it from the file watcher (``ingest_once`` for ``esc ingest``, ``serve`` for
-``esc up --embedded``, which also serves ``/metrics``, ``/healthz`` and ``/contract`` over HTTP).
+Scheduling is cooperative: ``pump`` runs the consumers in pipeline order (profile, contract, contract feed,
+extract) until no topic has unread messages; the backfill runs as its own task, as in the Faust worker.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import re
+import signal
 import time
-from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agents import metrics
-from agents.backfill import BackfillTracker, plan_replay
-from agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
 from agents.embedding import Embedder, get_embedder
-from agents.ingest import Ingestor, IngestResult
-from agents.profiler import Watermark, profile_batch
+from agents.ingest import Ingestor
+from agents.pipeline import (
+    TICK,
+    ContractWriter,
+    ExtractionWorker,
+    completion_update,
+    profile_messages,
+    profile_update,
+)
 from agents.stores.base import GraphStore, VectorStore
-from contract.model import Contract, ContractDiff
+from contract.model import Contract
+from contract.serde import load_json
 from esc.settings import Settings
 from streams import topics
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
+from streams.runtime.inprocess_bus import InProcessBus, RecordLog
+from streams.schema_events import latest_key
+
+__all__ = [
+    "InProcessBus",
+    "InProcessRuntime",
+    "RecordLog",
+    "RunSummary",
+    "collection_for",
+    "ingest_embedded",
+    "load_contract",
+    "load_diffs",
+    "open_runtime",
+    "serve_embedded",
+]
 
 log = logging.getLogger(__name__)
 
-BATCH = 500
-REPLAY_BATCH = 1000
-TICK_SECONDS = 5.0
-KEEP_MESSAGES = 1000  # per non-compacted topic, for inspection (the durable copy is in the state dir)
-STATE_VERSION = 1
-STREAM = "inprocess"
+BATCH = 500  # records per extract / profile batch (faust_app.BATCH)
+CONTRACT_BATCH = 1000
+TICK_SECONDS = 2.0
+STATE_VERSION = 2
+PROFILES = "profiles"  # the internal profile-updates topic, as faust_app names it: <prefix>.profiles
+INGEST_SETTLE = 0.05  # seconds a file must be unchanged before a one-shot ingest reads it
+MAX_REASONS = 20
 
 
 def collection_for(app_id: str) -> str:
-    """The vector collection name, as the Kafka runtime names it (agents.stores.weaviate.collection_name)."""
+    """The vector collection name, as the Kafka runtime names it (agents.stores.weaviate.collection_name, which
+    cannot be imported without the Weaviate client)."""
     cleaned = re.sub(r"[^0-9A-Za-z_]", "_", app_id) or "Esc"
     return "EscText_" + cleaned if not cleaned[0].isalpha() else cleaned[0].upper() + cleaned[1:] + "Text"
 
 
-class InProcessBus:
-    """Topics in memory under their Kafka names: the same keys and serialized values the Faust runtime sends.
-
-    Compacted topics keep the latest value per key; others keep the last ``KEEP_MESSAGES``. Subscribers are
-    called synchronously on every message of their topic."""
-
-    def __init__(self, prefix: str = "esc", keep: int = KEEP_MESSAGES) -> None:
-        self.prefix = prefix
-        self._log: dict[str, deque[tuple[bytes, bytes]]] = defaultdict(lambda: deque(maxlen=keep))
-        self._latest: dict[str, dict[bytes, bytes]] = defaultdict(dict)
-        self._subscribers: dict[str, list[Callable[[bytes, bytes], None]]] = defaultdict(list)
-        self.counts: Counter[str] = Counter()
-
-    def name(self, spec: topics.TopicSpec) -> str:
-        return spec.name(self.prefix)
-
-    def publish(self, spec: topics.TopicSpec, key: bytes, value: bytes) -> None:
-        name = self.name(spec)
-        self.counts[name] += 1
-        if spec.compacted:
-            self._latest[name][key] = value
-        else:
-            self._log[name].append((key, value))
-        for callback in self._subscribers[name]:
-            callback(key, value)
-
-    def subscribe(self, spec: topics.TopicSpec, callback: Callable[[bytes, bytes], None]) -> None:
-        self._subscribers[self.name(spec)].append(callback)
-
-    def messages(self, spec: topics.TopicSpec) -> list[tuple[bytes, bytes]]:
-        name = self.name(spec)
-        return list(self._latest[name].items()) if spec.compacted else list(self._log[name])
+def state_folder(state_dir: Path) -> Path:
+    return state_dir / "inprocess"
 
 
-class RecordLog:
-    """Every handled record, one JSON-lines file per source: what a replay or a deferred source reads back."""
+def load_contract(state_dir: Path, version: int | None = None) -> Contract | None:
+    """The latest contract (or one version) the embedded runtime published in ``state_dir``; None if none yet."""
+    folder = state_folder(state_dir)
+    path = folder / "contract.json" if version is None else folder / "contracts" / f"v{version}.json"
+    return load_json(path.read_text("utf-8")) if path.exists() else None
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
 
-    def _path(self, source: str) -> Path:
-        safe = re.sub(r"[^0-9A-Za-z_.-]", "_", source)[:80]
-        return self.folder / f"{safe}-{hashlib.sha1(source.encode()).hexdigest()[:10]}.jsonl"
+def load_diffs(state_dir: Path) -> list[dict[str, Any]]:
+    """Every schema-diff CloudEvent the embedded runtime published in ``state_dir``, oldest first."""
+    path = state_folder(state_dir) / "diffs.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
 
-    def append(self, envelopes: Sequence[RecordEnvelope]) -> None:
-        by_source: dict[str, list[str]] = defaultdict(list)
-        for env in envelopes:
-            by_source[env.source].append(env.model_dump_json())
-        for source, lines in by_source.items():
-            with self._path(source).open("a", encoding="utf-8") as out:
-                out.write("\n".join(lines) + "\n")
 
-    def read(self, source: str, batch: int = REPLAY_BATCH) -> Iterator[list[RecordEnvelope]]:
-        path = self._path(source)
-        if not path.exists():
-            return
-        chunk: list[RecordEnvelope] = []
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                if line.strip():
-                    chunk.append(RecordEnvelope.model_validate_json(line))
-                if len(chunk) >= batch:
-                    yield chunk
-                    chunk = []
-        if chunk:
-            yield chunk
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+
+
+def _append(path: Path, line: bytes) -> None:
+    with path.open("ab") as out:
+        out.write(line.rstrip(b"\n") + b"\n")
 
 
 @dataclass
-class StepResult:
-    records: int = 0
-    written: int = 0
-    deferred: int = 0
-    dead: list[DeadLetter] = field(default_factory=list)
-    replayed: dict[str, int] = field(default_factory=dict)  # source -> records replayed
+class RunSummary:
+    files: int = 0  # files delivered (new or changed)
+    files_deleted: int = 0
+    records: int = 0  # record messages emitted
+    tombstones: int = 0
+    written: int = 0  # entities written by live batches
+    backfilled: int = 0  # records written again by backfills
+    dead: int = 0
+    dead_reasons: Counter[str] = field(default_factory=Counter)
+    deferred: int = 0  # records still waiting for a contract that covers their source
     contract_version: int = 0
-    diff: ContractDiff | None = None
+    diffs: list[dict[str, Any]] = field(default_factory=list)  # schema-diff CloudEvents published in this run
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.__dict__.copy()
+        out["dead_reasons"] = dict(self.dead_reasons.most_common(MAX_REASONS))
+        return out
 
 
-class Pipeline:
-    """One batch at a time through the same agent functions the Faust runtime uses; state in ``state_dir``."""
+Progress = Callable[[str, int, int], None]
+"""Called with (file, files done, files total) after each file of a one-shot ingest."""
+
+
+class InProcessRuntime:
+    """The Faust worker's agents as consumers of an in-process bus, over the given stores."""
 
     def __init__(
         self,
@@ -152,234 +153,247 @@ class Pipeline:
         vectors: VectorStore,
         embedder: Embedder,
         state_dir: Path,
+        data_dir: Path | None = None,
         *,
         contract_id: str = "esc",
-        collection: str = "EscText",
+        collection: str | None = None,
         bus: InProcessBus | None = None,
-        agent: ContractAgent | None = None,
+        settle: float = 0.5,
     ) -> None:
-        self.dir = state_dir / "inprocess"
+        self.state_dir = state_dir
+        self.dir = state_folder(state_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.contract_id = contract_id
         self.bus = bus or InProcessBus()
         self.log = RecordLog(self.dir / "records")
-        self.tracker = BackfillTracker()
-        self.offset = 0
-        self.deferred_sources: set[str] = set()
-        saved = self._load()
-        if saved is not None:
-            self.agent = ContractAgent.from_state(saved["agent"])
-            self.offset = int(saved["offset"])
-            self.deferred_sources = set(saved["deferred_sources"])
-        else:
-            self.agent = agent or ContractAgent(contract_id=contract_id)
-        self.ingestor = Ingestor(graph, vectors, embedder, collection)
-        if saved is not None:
-            self.ingestor.ingested = set(saved["ingested"])
-        if self.agent.contract.version > 0:
-            self.ingestor.use(self.agent.contract)
+        saved = self._load_state()
+        self.writer = ContractWriter.from_state(saved.get("writer"), contract_id=contract_id)
+        self.ingestor = Ingestor(graph, vectors, embedder, collection or collection_for(contract_id))
+        self.worker = ExtractionWorker(self.ingestor, self.log.replay)
+        self.contract: Contract | None = None
+        self.summary = RunSummary()
+        self._records = self.bus.name(topics.RECORDS)
+        for spec, group in ((topics.RECORDS, "profile"), (topics.RECORDS, "extract"), (PROFILES, "contract"),
+                            (topics.SCHEMA_CONTRACTS, "follow")):  # fmt: skip
+            self.bus.subscribe(spec, group)
+        self.bus.start_at(topics.RECORDS, int(saved.get("records_offset", 0)))
+        restored = self.dir / "contract.json"
+        if restored.exists():  # the compacted contracts topic survives the restart: the worker reads it first
+            self.bus.publish(topics.SCHEMA_CONTRACTS, latest_key(contract_id), restored.read_bytes())
+        self._pump_lock = asyncio.Lock()
+        self._backfill: asyncio.Task[None] | None = None
+        self.watcher: FileWatcher | None = None
+        if data_dir is not None:
+            self.watcher = FileWatcher(data_dir, state_dir, self._emit, self._dead, self._flush, settle=settle,
+                                       retract=self._retract, completed=self._completed)  # fmt: skip
 
-    # ---------------------------------------------------------------------------------------------- state
-    @property
-    def contract(self) -> Contract:
-        return self.agent.contract
-
-    def _load(self) -> dict[str, Any] | None:
+    # ------------------------------------------------------------------------------------------------ state
+    def _load_state(self) -> dict[str, Any]:
         path = self.dir / "state.json"
         if not path.exists():
-            return None
+            return {}
         state: dict[str, Any] = json.loads(path.read_text("utf-8"))
         if state.get("state_version") != STATE_VERSION:
-            raise ValueError(f"{path}: unknown in-process state version {state.get('state_version')!r}")
+            raise ValueError(
+                f"{path}: in-process state version {state.get('state_version')!r}, this ESC reads {STATE_VERSION}; "
+                "point ESC_STATE_DIR at a new folder (or delete this one) and ingest again"
+            )
         return state
 
-    def save(self) -> None:
+    def _save_state(self) -> None:
         state = {
             "state_version": STATE_VERSION,
-            "offset": self.offset,
-            "ingested": sorted(self.ingestor.ingested),
-            "deferred_sources": sorted(self.deferred_sources),
-            "agent": self.agent.to_state(),
+            "records_offset": self.bus.end_offset(topics.RECORDS),
+            "writer": self.writer.state(),
         }
         _write_atomic(self.dir / "state.json", json.dumps(state, sort_keys=True))
 
-    # ---------------------------------------------------------------------------------------------- steps
-    def step(
-        self,
-        batch: Sequence[RecordEnvelope],
-        completions: Sequence[SourceComplete] = (),
-        now: float | None = None,
-    ) -> StepResult:
-        """Profile the batch, evolve the contract, replay what it asks, then ingest the batch."""
-        out = StepResult(records=len(batch))
-        deltas = (
-            profile_batch(batch, Watermark(stream=STREAM, offset=self.offset + len(batch) - 1))
-            if batch
-            else []
-        )
-        self.offset += len(batch)
-        contract, diff = self.agent.apply(deltas, completions, now)
-        self._after_contract(contract, diff, out)
-        if batch:
-            self.log.append(batch)
-            self._ingest(batch, out)
-        out.contract_version = self.agent.contract.version
-        self.save()
-        return out
-
-    def tick(self, now: float | None = None) -> StepResult:
-        """Settle idle pushed sources (the contract agent's timer)."""
-        out = StepResult()
-        contract, diff = self.agent.tick(now)
-        self._after_contract(contract, diff, out)
-        out.contract_version = contract.version
-        if diff is not None or out.replayed:
-            self.save()
-        return out
-
-    def _after_contract(self, contract: Contract, diff: ContractDiff | None, out: StepResult) -> None:
-        if diff is not None or self.agent.newly_settled:
-            self._publish(contract, diff)
-        out.diff = diff
-        self.ingestor.use(contract)
-        plan = plan_replay(contract, diff, self.ingestor.ingested, self.deferred_sources)
-        for source, rekey in self.tracker.start(plan):
-            replayed = 0
-            for chunk in self.log.read(source):
-                self._ingest(chunk, out, rekey=rekey, replay=True)
-                replayed += len(chunk)
-                self.tracker.progress(source, len(chunk))
-            self.tracker.finish(source)
-            if source in plan.ready:
-                self.deferred_sources.discard(source)
-            out.replayed[source] = replayed
-
-    def _ingest(
-        self,
-        envelopes: Sequence[RecordEnvelope],
-        out: StepResult,
-        *,
-        rekey: bool = False,
-        replay: bool = False,
-    ) -> None:
-        result: IngestResult = self.ingestor.handle(list(envelopes), rekey=rekey)
-        out.written += result.written
-        for dead in result.dead:
-            self.bus.publish(topics.DLQ, (dead.source or "").encode(), dead.model_dump_json().encode())
-        out.dead.extend(result.dead)
-        if result.deferred:
-            self.deferred_sources |= {e.source for e in result.deferred}
-            if not replay:
-                out.deferred += len(result.deferred)
-
-    def _publish(self, contract: Contract, diff: ContractDiff | None) -> None:
-        if diff is not None:
-            event = diff_event(diff, contract)
-            self.bus.publish(
-                topics.SCHEMA_DIFFS, contract.contract_id.encode(), event.model_dump_json().encode()
-            )
-        key, value = contract_message(contract)
-        self.bus.publish(topics.SCHEMA_CONTRACTS, key, value)
-        _write_atomic(self.dir / "contract.json", value.decode("utf-8"))
-
-    def dead_letter(self, dead: DeadLetter) -> None:
-        metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
-        self.bus.publish(topics.DLQ, (dead.source or "").encode(), dead.model_dump_json().encode())
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, "utf-8")
-    tmp.replace(path)
-
-
-@dataclass
-class RunSummary:
-    files: int = 0
-    records: int = 0
-    written: int = 0
-    dead: int = 0
-    deferred_sources: list[str] = field(default_factory=list)
-    contract_version: int = 0
-    seconds: float = 0.0
-
-
-class InProcessRuntime:
-    """Drives a :class:`Pipeline` from the file watcher: batches of ``BATCH`` records, a completion per file."""
-
-    def __init__(self, pipeline: Pipeline, data_dir: Path, state_dir: Path, batch: int = BATCH) -> None:
-        self.pipeline = pipeline
-        self.batch = batch
-        self.pending: list[RecordEnvelope] = []
-        self.file_counts: dict[str, Counter[str]] = defaultdict(Counter)
-        self.summary = RunSummary()
-        self.lock = asyncio.Lock()
-        self.watcher = FileWatcher(data_dir, state_dir, self._emit, self._dead, self._flush)
-
+    # ------------------------------------------------------------------------------------------- connector
     async def _emit(self, env: RecordEnvelope) -> None:
+        key, value = env.key().encode("utf-8"), env.model_dump_json().encode()
+        self.log.append(key, value)
+        self.bus.publish(topics.RECORDS, key, value)
         metrics.RECORDS_PRODUCED.labels(metrics.source_label(env.source)).inc()
-        self.pending.append(env)
-        self.file_counts[str(env.location.get("file", ""))][env.source] += 1
-        if len(self.pending) >= self.batch:
-            await self._run(self._take(), [])
+        self.summary.records += 1
+        if self.bus.topic(topics.RECORDS).pending("extract") >= BATCH:
+            await self.pump()
 
-    async def _dead(self, dead: DeadLetter) -> None:
-        self.summary.dead += 1
-        self.pipeline.dead_letter(dead)
+    async def _retract(self, keys: list[str]) -> None:
+        for key in keys:
+            self.log.append(key.encode("utf-8"), None)
+            self.bus.publish(topics.RECORDS, key.encode("utf-8"), None)
+        self.summary.tombstones += len(keys)
 
     async def _flush(self) -> None:
-        """The watcher finished a file: its remaining records, then one completion per source it held."""
-        completions = [
-            c for f, counts in self.file_counts.items() for c in SourceComplete.for_file(f, counts)
-        ]
-        self.file_counts.clear()
-        await self._run(self._take(), completions)
+        await self.pump()
 
-    def _take(self) -> list[RecordEnvelope]:
-        batch, self.pending = self.pending, []
-        return batch
+    async def _completed(self, done: list[Any]) -> None:
+        for c in done:
+            self.bus.publish(PROFILES, c.source.encode(), completion_update(c))
+        await self.pump()
 
-    async def _run(self, batch: list[RecordEnvelope], completions: list[SourceComplete]) -> None:
-        if not batch and not completions:
-            return
-        async with self.lock:
-            result = await asyncio.to_thread(self.pipeline.step, batch, completions)
-        self._account(result)
+    async def _dead(self, dead: DeadLetter) -> None:
+        metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
+        self._send_dead(dead)
 
-    def _account(self, result: StepResult) -> None:
-        self.summary.records += result.records
-        self.summary.written += result.written
-        self.summary.dead += len(result.dead)
-        self.summary.contract_version = result.contract_version
-        self.summary.deferred_sources = sorted(self.pipeline.deferred_sources)
+    def _send_dead(self, dead: DeadLetter) -> None:
+        value = dead.model_dump_json().encode()
+        self.bus.publish(topics.DLQ, (dead.source or "").encode(), value)
+        _append(self.dir / "dlq.jsonl", value)
+        self.summary.dead += 1
+        self.summary.dead_reasons[dead.reason[:200]] += 1
+
+    # ---------------------------------------------------------------------------------------------- agents
+    async def pump(self) -> None:
+        """Run the consumers until every topic is read (the backfill task runs on its own)."""
+        async with self._pump_lock:
+            moved = True
+            while moved:
+                self.log.flush()  # the durable copy first, as Kafka acknowledges before consumers read
+                moved = bool(self._profile() + self._contract() + self._follow() + await self._extract())
+            self._save_state()
+
+    def _profile(self) -> int:
+        batch = self.bus.poll(topics.RECORDS, "profile", BATCH)
+        if batch:
+            deltas = profile_messages([m.value for m in batch], stream=f"{self._records}/0",
+                                      first_offset=batch[0].offset, last_offset=batch[-1].offset)  # fmt: skip
+            for d in deltas:
+                self.bus.publish(PROFILES, d.source.encode(), profile_update(d))
+        return len(batch)
+
+    def _contract(self) -> int:
+        batch = self.bus.poll(PROFILES, "contract", CONTRACT_BATCH)
+        if not batch:
+            return 0
+        out = self.writer.on_updates([m.value for m in batch if m.value is not None and m.value != TICK])
+        for key, value in out.diffs:
+            assert value is not None
+            self.bus.publish(topics.SCHEMA_DIFFS, key, value)
+            _append(self.dir / "diffs.jsonl", value)
+            self.summary.diffs.append(json.loads(value))
+        for key, value in out.contracts:
+            assert value is not None
+            self.bus.publish(topics.SCHEMA_CONTRACTS, key, value)
+            name = "contract.json" if key == latest_key(self.contract_id) else f"contracts/v{json.loads(value)['version']}.json"
+            _write_atomic(self.dir / name, value.decode("utf-8"))
+        for dead in self.writer.dead:
+            self._send_dead(dead)
+        self.writer.dead.clear()
+        return len(batch)
+
+    def _follow(self) -> int:
+        batch = self.bus.poll(topics.SCHEMA_CONTRACTS, "follow", CONTRACT_BATCH)
+        latest = latest_key(self.contract_id)
+        for m in batch:
+            if m.key != latest or m.value is None:
+                continue
+            self.contract = load_json(m.value.decode("utf-8"))
+            self.summary.contract_version = self.contract.version
+            plan = self.worker.on_contract(self.contract)
+            if plan:
+                log.info("contract v%s: backfill queued for %s", plan.version, sorted(plan.rekey | plan.replay | plan.ready))
+        return len(batch)
+
+    async def _extract(self) -> int:
+        batch = self.bus.poll(topics.RECORDS, "extract", BATCH)
+        if batch:
+            result = await self.worker.on_records([(m.key, m.value) for m in batch])
+            self.summary.written += result.written
+            for dead in result.dead:
+                self._send_dead(dead)
+        return len(batch)
+
+    # ----------------------------------------------------------------------------------------------- control
+    def start(self) -> None:
+        """Start the backfill task (needs a running event loop)."""
+        if self._backfill is None:
+            self._backfill = asyncio.create_task(self.worker.run_backfill(), name="esc-backfill")
+
+    async def stop(self) -> None:
+        if self._backfill is not None:
+            self._backfill.cancel()
+            try:
+                await self._backfill
+            except asyncio.CancelledError:
+                pass
+            self._backfill = None
+        self.log.flush()
+        self._save_state()
 
     async def tick(self) -> None:
-        async with self.lock:
-            result = await asyncio.to_thread(self.pipeline.tick)
-        self._account(result)
+        """The contract agent's timer: lets idle pushed sources settle."""
+        self.bus.publish(PROFILES, b"tick", TICK)
+        await self.pump()
 
-    async def ingest_once(self) -> RunSummary:
-        """Deliver every new or changed file once, wait for the pipeline, and return what happened."""
+    async def drain(self) -> None:
+        """Wait until every topic is read and the backfill is idle; a failed backfill raises here."""
+        self.start()
+        while True:
+            await self.pump()
+            await asyncio.sleep(0)
+            if self._backfill is not None and self._backfill.done():
+                self._backfill.result()  # raises what stopped it
+                raise RuntimeError("the backfill task stopped")
+            if self.worker.idle() and self.bus.pending() == 0:
+                break
+            await asyncio.sleep(0.02)
+        self.summary.backfilled = self.worker.backfilled
+        self.summary.deferred = len(self.worker.deferred)
+
+    async def ingest_once(self, progress: Progress | None = None) -> RunSummary:
+        """Deliver every new, changed or deleted file once, wait until contract, graph and vectors are current,
+        and return what happened."""
+        if self.watcher is None:
+            raise ValueError("no data folder: open the runtime with data_dir to ingest")
         t0 = time.perf_counter()
-        self.summary.files = await self.watcher.scan_once()
-        await self._flush()
+        self.summary = RunSummary(contract_version=self.contract.version if self.contract else 0)
+        self.start()
+        await self.drain()  # a restored contract first (its replay is the Faust worker's restart replay)
+        root = self.watcher.root
+        present = sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+        gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if not (root / rel).exists()]
+        total = len(present) + len(gone)
+        for i, path in enumerate([*present, *gone], start=1):
+            if path.exists():
+                self.summary.files += await self.watcher.process(path)
+            else:
+                await self.watcher.process(path)
+                self.summary.files_deleted += 1
+            if progress is not None:
+                progress(path.relative_to(root).as_posix(), i, total)
         await self.tick()
+        await self.drain()
+        await self.stop()
         self.summary.seconds = round(time.perf_counter() - t0, 3)
         return self.summary
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "mode": "embedded",
+            "contract_version": self.contract.version if self.contract else None,
+            "backfill": self.worker.tracker.snapshot(),
+            "deferred": len(self.worker.deferred),
+        }
 
     async def serve(self, host: str, port: int, tick_seconds: float = TICK_SECONDS) -> None:
         """Watch the folder, keep contract, graph and vectors current, and serve HTTP until cancelled."""
         from aiohttp import web
 
+        if self.watcher is None:
+            raise ValueError("no data folder: open the runtime with data_dir to serve")
+
         async def metrics_page(request: web.Request) -> web.Response:
             return web.Response(body=metrics.render(), content_type="text/plain", charset="utf-8")
 
         async def healthz(request: web.Request) -> web.Response:
-            return web.json_response(
-                {"ok": True, "mode": "embedded", "contract_version": self.pipeline.contract.version}
-            )
+            return web.json_response(self.health())
 
         async def contract_page(request: web.Request) -> web.Response:
-            return web.json_response(self.pipeline.contract.model_dump(mode="json", by_alias=True))
+            if self.contract is None:
+                return web.json_response({"error": "no contract yet"}, status=404)
+            return web.json_response(self.contract.model_dump(mode="json", by_alias=True))
 
         app = web.Application()
         app.router.add_get("/metrics", metrics_page)
@@ -395,22 +409,26 @@ class InProcessRuntime:
                 await asyncio.sleep(tick_seconds)
                 await self.tick()
 
+        self.start()
+        await self.pump()
         tick_task = asyncio.create_task(ticker())
         try:
             await self.watcher.run()
         finally:
             tick_task.cancel()
+            await self.stop()
             await runner.cleanup()
 
 
 def open_runtime(
     settings: Settings,
-    data_dir: Path,
+    data_dir: Path | None,
     *,
     graph: GraphStore | None = None,
     vectors: VectorStore | None = None,
     embedder: Embedder | None = None,
     bus: InProcessBus | None = None,
+    settle: float = 0.5,
 ) -> tuple[InProcessRuntime, Callable[[], None]]:
     """A runtime over the embedded stores in ``settings.state_dir`` (or the stores given); and its closer."""
     opened: list[GraphStore | VectorStore] = []
@@ -420,16 +438,16 @@ def open_runtime(
         g, v = open_embedded(settings.state_dir)
         graph, vectors = graph or g, vectors or v
         opened = [g, v]
-    pipeline = Pipeline(
+    runtime = InProcessRuntime(
         graph,
         vectors,
         embedder or get_embedder(),
         settings.state_dir,
+        data_dir,
         contract_id=settings.app_id,
-        collection=collection_for(settings.app_id),
         bus=bus or InProcessBus(settings.topic_prefix),
+        settle=settle,
     )
-    runtime = InProcessRuntime(pipeline, data_dir, settings.state_dir)
 
     def close() -> None:
         for store in opened:
@@ -438,11 +456,13 @@ def open_runtime(
     return runtime, close
 
 
-def ingest_embedded(settings: Settings, data_dir: Path, embedder: Embedder | None = None) -> RunSummary:
-    """``esc ingest DIR --embedded``: ingest once into the embedded stores and return when done."""
-    runtime, close = open_runtime(settings, data_dir, embedder=embedder)
+def ingest_embedded(
+    settings: Settings, data_dir: Path, embedder: Embedder | None = None, progress: Progress | None = None
+) -> RunSummary:
+    """``esc ingest DIR --embedded``: ingest once into the embedded stores and return when everything is current."""
+    runtime, close = open_runtime(settings, data_dir, embedder=embedder, settle=INGEST_SETTLE)
     try:
-        return asyncio.run(runtime.ingest_once())
+        return asyncio.run(runtime.ingest_once(progress))
     finally:
         close()
 
@@ -450,9 +470,19 @@ def ingest_embedded(settings: Settings, data_dir: Path, embedder: Embedder | Non
 def serve_embedded(settings: Settings, data_dir: Path) -> None:
     """``esc up --data DIR --embedded``: watch, keep the stores current, serve HTTP until Ctrl-C / SIGTERM."""
     runtime, close = open_runtime(settings, data_dir)
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        if task is not None:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, task.cancel)
+        try:
+            await runtime.serve(settings.host, settings.web_port)
+        except asyncio.CancelledError:
+            log.info("embedded ESC stopping")
+
     try:
-        asyncio.run(runtime.serve(settings.host, settings.web_port))
-    except KeyboardInterrupt:
-        pass
+        asyncio.run(main())
     finally:
         close()

@@ -15,7 +15,7 @@ from agents.embedding import HashingEmbedder
 from agents.stores.embedded import open_embedded
 from esc.settings import load
 from streams import topics
-from streams.runtime.inprocess import InProcessBus, collection_for, open_runtime
+from streams.runtime.inprocess import InProcessBus, RunSummary, collection_for, open_runtime
 
 CHINOOK = Path("/work/shared/eval/relational/chinook")
 
@@ -38,24 +38,29 @@ def test_ingest_once_builds_contract_graph_and_vectors_and_survives_restart(
     runtime, close = open_runtime(settings, drop, embedder=HashingEmbedder(), bus=bus)
     try:
         summary = asyncio.run(runtime.ingest_once())
-        contract = runtime.pipeline.contract
-        graph = runtime.pipeline.ingestor.graph
+        contract = runtime.contract
+        assert contract is not None
+        graph = runtime.ingestor.graph
         labels = {e.source: e.name for e in contract.entities}
         total = sum(spec["rows"] for spec in truth["sources"].values())
         assert summary.files == len(list(drop.iterdir()))
         assert summary.records >= total and summary.dead == 0
-        assert summary.deferred_sources == []
+        assert summary.deferred == 0
+        assert contract is not None and summary.contract_version == contract.version
+        # the profiler published on the internal profiles topic, as the Faust worker does
+        assert bus.counts["esc.profiles"] > 0 and bus.counts["esc.records"] == summary.records
         for source, spec in truth["sources"].items():
             assert graph.count(labels[source]) == spec["rows"], source
         # the same topics, names and payloads as the Kafka runtime
         diffs = bus.messages(topics.SCHEMA_DIFFS)
         assert diffs and all(json.loads(v)["type"] for _, v in diffs)
-        [(key, value)] = bus.messages(topics.SCHEMA_CONTRACTS)
-        assert key == b"chin" and json.loads(value)["version"] == contract.version
+        published = dict(bus.messages(topics.SCHEMA_CONTRACTS))  # latest under the id, and one per version
+        assert json.loads(published[b"chin"])["version"] == contract.version
+        assert set(published) == {b"chin"} | {f"chin@v{v}".encode() for v in range(1, contract.version + 1)}
         assert bus.counts["esc.schema.diffs"] == len(diffs)
         state = settings.state_dir / "inprocess"
         assert json.loads((state / "contract.json").read_text("utf-8"))["version"] == contract.version
-        vectors = runtime.pipeline.ingestor.vectors
+        vectors = runtime.ingestor.vectors
         assert vectors.count(collection_for("chin")) > 0
         version, counts = contract.version, {s: graph.count(labels[s]) for s in truth["sources"]}
     finally:
@@ -66,8 +71,8 @@ def test_ingest_once_builds_contract_graph_and_vectors_and_survives_restart(
     try:
         again = asyncio.run(runtime.ingest_once())
         assert again.files == 0 and again.records == 0
-        assert runtime.pipeline.contract.version == version
-        graph = runtime.pipeline.ingestor.graph
+        assert runtime.contract is not None and runtime.contract.version == version
+        graph = runtime.ingestor.graph
         assert {s: graph.count(labels[s]) for s in truth["sources"]} == counts
     finally:
         close()
@@ -84,27 +89,38 @@ def test_a_changed_file_updates_the_graph_without_duplicates(tmp_path: Path) -> 
     data.mkdir()
     (data / "people.csv").write_text("id,name,city\n1,Ada,London\n2,Alan,Wilmslow\n", "utf-8")
     settings = replace(load(), state_dir=tmp_path / "state", app_id="ppl", topic_prefix="esc")
-    runtime, close = open_runtime(settings, data, embedder=HashingEmbedder())
-    try:
-        first = asyncio.run(runtime.ingest_once())
-        assert first.files == 1 and first.dead == 0
-        label = next(e.name for e in runtime.pipeline.contract.entities if e.source == "people")
-        graph = runtime.pipeline.ingestor.graph
-        assert graph.count(label) == 2
-        (data / "people.csv").write_text(
-            "id,name,city\n1,Ada,Paris\n2,Alan,Wilmslow\n3,Grace,New York\n", "utf-8"
-        )
-        second = asyncio.run(runtime.ingest_once())
-        assert second.files == 1
-        assert graph.count(label) == 3
-        rows = graph.read(
-            "SELECT json_extract_string(props, '/city') AS city FROM entities WHERE label = $l "
-            "AND json_extract_string(props, '/name') = 'Ada'",
-            {"l": label},
-        )
-        assert rows == [{"city": "Paris"}]
-    finally:
-        close()
+
+    def ingest() -> tuple[RunSummary, int, list[dict[str, object]]]:
+        runtime, close = open_runtime(settings, data, embedder=HashingEmbedder())
+        try:
+            summary = asyncio.run(runtime.ingest_once())
+            assert runtime.contract is not None
+            label = next(e.name for e in runtime.contract.entities if e.source == "people")
+            graph = runtime.ingestor.graph
+            rows = graph.read(
+                "SELECT json_extract_string(props, '/name') AS name, json_extract_string(props, '/city') AS city "
+                "FROM entities WHERE label = $l ORDER BY 1",
+                {"l": label},
+            )
+            return summary, graph.count(label), rows
+        finally:
+            close()
+
+    first, count, _ = ingest()
+    assert first.files == 1 and first.dead == 0 and count == 2
+    (data / "people.csv").write_text("id,name,city\n1,Ada,Paris\n2,Alan,Wilmslow\n3,Grace,New York\n", "utf-8")
+    second, count, rows = ingest()
+    assert second.files == 1 and count == 3
+    assert {r["name"]: r["city"] for r in rows} == {"Ada": "Paris", "Alan": "Wilmslow", "Grace": "New York"}
+    # a record that disappears from the file is retracted (a tombstone on the records topic)
+    (data / "people.csv").write_text("id,name,city\n1,Ada,Paris\n2,Alan,Wilmslow\n", "utf-8")
+    third, count, rows = ingest()
+    assert third.tombstones == 1 and count == 2
+    assert [r["name"] for r in rows] == ["Ada", "Alan"]
+    # a deleted file retracts everything it produced
+    (data / "people.csv").unlink()
+    fourth, count, rows = ingest()
+    assert fourth.files_deleted == 1 and fourth.tombstones == 2 and count == 0
 
 
 def test_serve_watches_the_folder_and_serves_metrics(tmp_path: Path) -> None:
@@ -139,9 +155,9 @@ def test_serve_watches_the_folder_and_serves_metrics(tmp_path: Path) -> None:
             count = 0
             for _ in range(200):
                 await asyncio.sleep(0.1)
-                entities = runtime.pipeline.contract.entities
+                entities = runtime.contract.entities if runtime.contract else []
                 if entities:
-                    count = runtime.pipeline.ingestor.graph.count(entities[0].name)
+                    count = runtime.ingestor.graph.count(entities[0].name)
                     if count == 2:
                         break
             body = await asyncio.to_thread(get, "/metrics")
