@@ -20,7 +20,7 @@ def _root() -> None:
 
 # Modules under esc.commands that expose ``register(app)``. Imported lazily-ish: each module keeps heavy
 # imports (faust, neo4j, weaviate) inside its command functions so `esc --help` stays fast.
-_COMMAND_MODULES = ("stack", "discover", "run", "push", "schema", "ask")
+_COMMAND_MODULES = ("stack", "discover", "run", "push", "schema", "ask", "ingest")
 
 
 def _register_all() -> None:

@@ -47,6 +47,7 @@ from agents.pipeline import (
     profile_messages,
     profile_update,
 )
+from agents.query.service import QueryService
 from agents.stores.base import GraphStore, VectorStore
 from contract.model import Contract
 from contract.serde import load_json
@@ -171,6 +172,7 @@ class InProcessRuntime:
         self.ingestor = Ingestor(graph, vectors, embedder, collection or collection_for(contract_id))
         self.worker = ExtractionWorker(self.ingestor, self.log.replay)
         self.contract: Contract | None = None
+        self.query: QueryService | None = None  # answers POST /v1/ask while serving; follows every contract
         self.summary = RunSummary()
         self._records = self.bus.name(topics.RECORDS)
         for spec, group in ((topics.RECORDS, "profile"), (topics.RECORDS, "extract"), (PROFILES, "contract"),
@@ -290,6 +292,8 @@ class InProcessRuntime:
                 continue
             self.contract = load_json(m.value.decode("utf-8"))
             self.summary.contract_version = self.contract.version
+            if self.query is not None:
+                self.query.on_contract(self.contract)
             plan = self.worker.on_contract(self.contract)
             if plan:
                 log.info("contract v%s: backfill queued for %s", plan.version, sorted(plan.rekey | plan.replay | plan.ready))
@@ -395,14 +399,31 @@ class InProcessRuntime:
                 return web.json_response({"error": "no contract yet"}, status=404)
             return web.json_response(self.contract.model_dump(mode="json", by_alias=True))
 
+        async def ask_page(request: web.Request) -> web.Response:
+            if self.query is None:
+                return web.json_response({"error": "questions are not served by this runtime"}, status=404)
+            try:
+                body = await request.json()
+            except ValueError:
+                return web.json_response({"error": "the body is not JSON"}, status=400)
+            envelope = await self.query.answer_async(body)
+            return web.json_response(envelope.model_dump(mode="json"))
+
+        async def schema_page(request: web.Request) -> web.Response:
+            if self.query is None:
+                return web.json_response({"error": "questions are not served by this runtime"}, status=404)
+            return web.json_response(await asyncio.to_thread(self.query.schema_card))
+
         app = web.Application()
         app.router.add_get("/metrics", metrics_page)
         app.router.add_get("/healthz", healthz)
         app.router.add_get("/contract", contract_page)
+        app.router.add_post("/v1/ask", ask_page)
+        app.router.add_get("/v1/schema", schema_page)
         runner = web.AppRunner(app)
         await runner.setup()
         await web.TCPSite(runner, host, port).start()
-        log.info("embedded ESC serving on http://%s:%s (metrics, healthz, contract)", host, port)
+        log.info("embedded ESC serving on http://%s:%s (/metrics, /healthz, /contract, /v1/ask, /v1/schema)", host, port)
 
         async def ticker() -> None:
             while True:
@@ -467,9 +488,29 @@ def ingest_embedded(
         close()
 
 
+def query_service(settings: Settings, runtime: InProcessRuntime) -> QueryService:
+    """The question service over the runtime's own stores (DuckDB allows one process: questions to a running
+    embedded ESC go through its HTTP API). Built without ``QueryService.create``, which needs the Weaviate client."""
+    from agents.llm import config_from_settings
+    from agents.query.llm_planner import LLMPlanner
+    from agents.query.service import LazyEmbedder
+
+    ingestor = runtime.ingestor
+    config = config_from_settings(settings)
+    return QueryService(
+        lambda: ingestor.graph,
+        lambda: ingestor.vectors,
+        LazyEmbedder(lambda: ingestor.embedder),
+        ingestor.collection,
+        LLMPlanner(config) if config is not None else None,
+    )
+
+
 def serve_embedded(settings: Settings, data_dir: Path) -> None:
-    """``esc up --data DIR --embedded``: watch, keep the stores current, serve HTTP until Ctrl-C / SIGTERM."""
+    """``esc up --data DIR --embedded``: watch, keep the stores current, serve HTTP (metrics, health, contract,
+    ``POST /v1/ask``) until Ctrl-C / SIGTERM."""
     runtime, close = open_runtime(settings, data_dir)
+    runtime.query = query_service(settings, runtime)
 
     async def main() -> None:
         task = asyncio.current_task()
