@@ -68,6 +68,12 @@ class LazyEmbedder(Embedder):
         return self._get()._embed_batch(texts)
 
 
+def _collection_name(app_id: str) -> str:
+    from agents.stores.weaviate import collection_name  # needs the Weaviate client: only without a collection
+
+    return collection_name(app_id)
+
+
 def _envelope(request_id: str, answer: Answer, reply_to: str | None = None) -> AnswerEnvelope:
     return AnswerEnvelope.model_validate({**answer.model_dump(), "id": request_id, "reply_to": reply_to})
 
@@ -118,7 +124,6 @@ class QueryService:
     ) -> QueryService:
         """A service over the stack stores in ``settings`` (Neo4j, Weaviate collection of ``settings.app_id``),
         created lazily, or over the stores given. The LLM planner is on when ``ESC_LLM_BASE_URL`` is set."""
-        from agents.stores.weaviate import collection_name
         from streams.runtime import stores
 
         def graph_factory() -> GraphStore | None:
@@ -140,7 +145,7 @@ class QueryService:
             graph_factory,
             vectors_factory if use_vectors else None,
             embedder,
-            collection or collection_name(settings.app_id),
+            collection or _collection_name(settings.app_id),
             llm,
         )
 
