@@ -20,6 +20,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from agents import metrics
@@ -142,7 +143,13 @@ class ContractWriter:
 class ExtractionWorker:
     """Applies the current contract to records; defers what it cannot write yet; backfills on new versions."""
 
-    def __init__(self, ingestor: Ingestor, replay_log: ReplayLog, deferred_limit: int | None = None) -> None:
+    def __init__(
+        self,
+        ingestor: Ingestor,
+        replay_log: ReplayLog,
+        deferred_limit: int | None = None,
+        state_path: Path | None = None,
+    ) -> None:
         self.ingestor = ingestor
         self.replay_log = replay_log
         self.deferred = DeferredRecords() if deferred_limit is None else DeferredRecords(deferred_limit)
@@ -150,8 +157,31 @@ class ExtractionWorker:
         self.contract: Contract | None = None
         self._lock = asyncio.Lock()  # one writer at a time: live batches and backfill share the ingestor
         self._queue: asyncio.Queue[ReplayPlan] = asyncio.Queue()
-        self._first_contract = True
         self.backfilled = 0
+        # Durable per-worker state: which sources were written, and which were deferred (their records may be
+        # only in the log after a restart). Offsets of deferred records are committed, so without this a crash
+        # would lose them; with it, the first contract after a restart replays them from the log.
+        self.state_path = state_path
+        self.log_deferred: set[str] = set()  # sources with records deferred and not yet written
+        self.log_only: set[str] = set()  # ...of which records deferred before a restart: in the log only
+        self._restarted = False
+        if state_path is not None and state_path.exists():
+            saved = json.loads(state_path.read_text("utf-8"))
+            self.ingestor.ingested |= set(saved.get("ingested", []))
+            self.log_deferred = set(saved.get("deferred", []))
+            self.log_only = set(self.log_deferred)
+            self._restarted = True
+        self._saved: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset())
+
+    def _save(self) -> None:
+        now = (frozenset(self.ingestor.ingested), frozenset(self.log_deferred))
+        if self.state_path is None or now == self._saved:
+            return
+        self.state_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"ingested": sorted(now[0]), "deferred": sorted(now[1])}), "utf-8")
+        tmp.replace(self.state_path)
+        self._saved = now
 
     async def _handle(self, envs: Sequence[RecordEnvelope], rekey: bool = False) -> IngestResult:
         async with self._lock:
@@ -170,35 +200,40 @@ class ExtractionWorker:
         result.dead = dead + result.dead
         if result.deferred:
             self.deferred.add(result.deferred)
-            if self.contract is not None:
-                # A contract may have arrived while this batch was being planned with the older one.
-                ready = {s for s in {e.source for e in result.deferred} if covers(self.contract, s)}
-                if ready:
-                    self._queue.put_nowait(ReplayPlan(version=self.contract.version, ready=ready))
+            self.log_deferred |= {e.source for e in result.deferred}
+        self._save()
+        if result.deferred and self.contract is not None:
+            # A contract may have arrived while this batch was being planned with the older one.
+            ready = {s for s in {e.source for e in result.deferred} if covers(self.contract, s)}
+            if ready:
+                self._queue.put_nowait(ReplayPlan(version=self.contract.version, ready=ready))
         return result
 
     def on_contract(self, contract: Contract) -> ReplayPlan | None:
         """A contract arrived on the contracts topic: use it, and queue what it asks to replay."""
         previous = self.contract
-        if previous is not None and contract.version <= previous.version and contract.content_hash == previous.content_hash:
-            plan = plan_replay(contract, None, self.ingestor.ingested, self.deferred.sources())
-        else:
-            diff = None
-            if previous is not None:
-                diff = ContractDiff(
-                    contract_id=contract.contract_id,
-                    from_version=previous.version,
-                    to_version=contract.version,
-                    added=diff_items(previous, contract),
-                )
-            plan = plan_replay(contract, diff, self.ingestor.ingested, self.deferred.sources())
+        if previous is not None and contract.version < previous.version:
+            return None  # an older version (history being re-read): nothing to do
+        diff = None
+        if previous is not None and contract.content_hash != previous.content_hash:
+            diff = ContractDiff(
+                contract_id=contract.contract_id,
+                from_version=previous.version,
+                to_version=contract.version,
+                added=diff_items(previous, contract),
+            )
+        plan = plan_replay(contract, diff, self.ingestor.ingested, self.deferred.sources())
         self.contract = contract
         self.ingestor.use(contract)
-        if self._first_contract:
-            # After a (re)start, records deferred before the stop exist only in the log: replay every covered
-            # source once. Writes are idempotent, so a fresh start loses nothing by it either.
-            self._first_contract = False
-            plan.replay |= {s for s in contract.sources if covers(contract, s)} - plan.rekey
+        covered = {s for s in contract.sources if covers(contract, s)}
+        if self._restarted:
+            # The first contract after a restart: what was written before may predate this version; replay it
+            # once (writes are idempotent).
+            self._restarted = False
+            plan.replay |= self.ingestor.ingested & covered
+        # Records deferred before a restart exist only in the log: replay those sources from it once covered.
+        plan.replay |= self.log_only & covered
+        plan.replay -= plan.rekey
         if plan:
             self._queue.put_nowait(plan)
             return plan
@@ -222,12 +257,17 @@ class ExtractionWorker:
             return 0
         log.info("backfill for contract v%s: %s", plan.version, ", ".join(s for s, _ in order))
         rekey = {s for s, r in order if r}
-        from_memory = [s for s, _ in order if s in plan.ready and s not in self.deferred.overflowed and s not in rekey]
+        from_memory = [
+            s
+            for s, _ in order
+            if s in plan.ready and s not in self.deferred.overflowed and s not in rekey and s not in self.log_only
+        ]
         done = 0
         for source in from_memory:
             envs = self.deferred.take([source])
             done += await self._replay_batch(envs, rekey=False)
             self.tracker.finish(source)
+            self.log_deferred.discard(source)
         from_log = {s for s, _ in order} - set(from_memory)
         if from_log:
             self.deferred.take(from_log)  # the log has them all; drop the partial in-memory copies
@@ -240,7 +280,11 @@ class ExtractionWorker:
                     done += await self._replay_batch(part, rekey=is_rekey)
             for s in from_log:
                 self.tracker.finish(s)
+            replayed = {s for s in from_log if self.contract is not None and covers(self.contract, s)}
+            self.log_deferred -= replayed
+            self.log_only -= replayed
         self.backfilled += done
+        self._save()
         return done
 
     async def _replay_batch(self, envs: list[RecordEnvelope], rekey: bool) -> int:

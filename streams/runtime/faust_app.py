@@ -119,7 +119,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
 
     def worker() -> ExtractionWorker:
         if "worker" not in runtime:
-            runtime["worker"] = ExtractionWorker(new_ingestor(), replay)
+            runtime["worker"] = ExtractionWorker(new_ingestor(), replay, state_path=state / "extraction.json")
         return runtime["worker"]
 
     async def send_dead(dead: DeadLetter) -> None:
@@ -177,14 +177,25 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     @app.task
     async def follow_contracts() -> None:
         latest = settings.app_id.encode()
-        async for msg in read_topic(
-            settings, contracts_topic.get_topic_name(), key_filter=lambda k: k == latest, follow=True
-        ):
-            if msg.value is None:
-                continue
-            plan = worker().on_contract(load_json(msg.value.decode("utf-8")))
+
+        def only_latest(key: bytes | None) -> bool:
+            return key == latest
+
+        def apply(value: bytes) -> None:
+            plan = worker().on_contract(load_json(value.decode("utf-8")))
             if plan:
                 log.info("contract v%s: backfill queued for %s", plan.version, sorted(plan.rekey | plan.replay | plan.ready))
+
+        # Catch up to the newest contract first (a restart must not walk the history version by version), then
+        # follow; on_contract ignores versions older than the one in use.
+        newest: bytes | None = None
+        async for msg in read_topic(settings, contracts_topic.get_topic_name(), key_filter=only_latest):
+            newest = msg.value if msg.value is not None else newest
+        if newest is not None:
+            apply(newest)
+        async for msg in read_topic(settings, contracts_topic.get_topic_name(), key_filter=only_latest, follow=True):
+            if msg.value is not None:
+                apply(msg.value)
 
     @app.task
     async def backfill() -> None:

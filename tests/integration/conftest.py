@@ -57,7 +57,7 @@ def neo4j_driver(stack_settings: Settings) -> Iterator[Any]:
 
     uri = stack_settings.neo4j_uri
     require(stack_settings, "neo4j", uri, lambda: bolt_ping(uri, timeout_s=5.0))
-    driver = GraphDatabase.driver(uri, auth=None)
+    driver = GraphDatabase.driver(uri, auth=None, notifications_min_severity="OFF")
     try:
         yield driver
     finally:

@@ -1,0 +1,276 @@
+"""Issue 4 acceptance on the real stack: a worker (`esc up`) against Kafka, Neo4j and Weaviate.
+
+- the Chinook drop: one node per row per entity type, one relationship per non-null FK value, provenance on every
+  entity — counted against truth.json;
+- drift: a file rewritten with a new column -> a subscriber on esc.schema.diffs receives the diff with that field,
+  the version grows by exactly one, and after backfill the existing nodes carry the new attribute;
+- SIGKILL mid-ingest, then restart: the same counts as a clean run (no loss, no duplicates);
+- garbage files and invalid pushed records land in esc.dlq with reasons; everything else is ingested.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contract.entities import entity_name
+from tests.integration.worker import Worker, poll
+
+pytestmark = pytest.mark.integration
+
+EVAL = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "relational"
+CHINOOK = EVAL / "chinook"
+
+
+def chinook_truth() -> dict[str, Any]:
+    path = CHINOOK / "truth.json"
+    assert path.exists(), f"the shared eval pack is missing: {path}"
+    return dict(json.loads(path.read_text("utf-8")))
+
+
+def wipe_labels(driver: Any, labels: list[str], sources: list[str]) -> None:
+    """Delete these labels' nodes and these sources' records (auto-commit: CALL ... IN TRANSACTIONS needs it)."""
+    with driver.session() as session:
+        for label in labels:
+            session.run(f"MATCH (n:`{label}`) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS").consume()
+        session.run(
+            "MATCH (s:SourceRecord) WHERE s.source IN $sources "
+            "CALL (s) { DETACH DELETE s } IN TRANSACTIONS OF 5000 ROWS",
+            sources=sources,
+        ).consume()
+
+
+@pytest.fixture
+def chinook_labels(neo4j_driver: Any) -> Iterator[dict[str, Any]]:
+    """Chinook's entity labels are plain table names: remove earlier copies before and after the test."""
+    truth = chinook_truth()
+    labels = [entity_name(s) for s in truth["sources"]]
+    wipe_labels(neo4j_driver, labels, list(truth["sources"]))
+    yield truth
+    wipe_labels(neo4j_driver, labels, list(truth["sources"]))
+
+
+def graph_counts(driver: Any, truth: dict[str, Any]) -> dict[str, Any]:
+    """Nodes per source (count, without provenance, stubs) and relationships per expected (from, to) label pair."""
+    nodes = {}
+    for source in truth["sources"]:
+        rec = driver.execute_query(
+            f"MATCH (n:`{entity_name(source)}`) RETURN count(n) AS n, "
+            "count(CASE WHEN NOT EXISTS { (n)-[:DERIVED_FROM]->(:SourceRecord) } THEN 1 END) AS unsourced, "
+            "count(CASE WHEN n._stub THEN 1 END) AS stubs"
+        ).records[0]
+        nodes[source] = (rec["n"], rec["unsourced"], rec["stubs"])
+    edges = {}
+    for src, dst in expected_counts(truth)["edges"]:
+        rec = driver.execute_query(
+            f"MATCH (a:`{src}`)-[r]->(b:`{dst}`) WHERE type(r) <> 'DERIVED_FROM' RETURN count(r) AS c"
+        ).records[0]
+        edges[(src, dst)] = rec["c"]
+    return {"nodes": nodes, "edges": edges}
+
+
+def expected_counts(truth: dict[str, Any]) -> dict[str, Any]:
+    nodes = {s: (v["rows"], 0, 0) for s, v in truth["sources"].items()}
+    edges: dict[tuple[str, str], int] = {}
+    for fk in truth["foreign_keys"]:
+        key = (entity_name(fk["from"]["source"]), entity_name(fk["to"]["source"]))
+        edges[key] = edges.get(key, 0) + fk["child_nonnull_rows"]
+    for h in truth["hierarchy"]:  # nesting: parent -[HAS_...]-> child; the child's FK to the parent is the same link
+        key = (entity_name(h["child"]), entity_name(h["parent"]))
+        edges.pop(key, None)
+        edges[(entity_name(h["parent"]), entity_name(h["child"]))] = truth["sources"][h["child"]]["rows"]
+    return {"nodes": nodes, "edges": edges}
+
+
+def drop_chinook(into: Path) -> None:
+    for f in sorted((CHINOOK / "drop").iterdir()):
+        tmp = into / f".{f.name}.part"
+        shutil.copyfile(f, tmp)
+        tmp.rename(into / f.name)
+
+
+def test_chinook_drop_matches_truth(kafka_bootstrap: str, weaviate_client: Any, neo4j_driver: Any,
+                                    chinook_labels: dict[str, Any], tmp_path: Path) -> None:
+    from agents.stores.weaviate import collection_name
+
+    truth = chinook_labels
+    worker = Worker(tmp_path).start()
+    try:
+        drop_chinook(worker.data)
+        want = expected_counts(truth)
+        got = poll(lambda: graph_counts(neo4j_driver, truth), lambda g: g == want, 300, "Chinook in Neo4j", worker.log)
+        assert got == want
+        # Text objects: values of text-typed fields that are prose themselves (long or multi-sentence).
+        coll = collection_name(worker.app_id)
+        objects = poll(
+            lambda: weaviate_client.collections.get(coll).aggregate.over_all(total_count=True).total_count,
+            lambda n: n is not None and n > 0,
+            120,
+            "text objects in Weaviate",
+            worker.log,
+        )
+        res = weaviate_client.collections.get(coll).query.fetch_objects(limit=1000)
+        assert len(res.objects) == objects
+        assert all(o.properties["source"] in truth["sources"] and o.properties["record_id"] for o in res.objects)
+    finally:
+        worker.stop()
+        from weaviate.exceptions import WeaviateBaseError
+
+        try:
+            weaviate_client.collections.delete(collection_name(worker.app_id))
+        except WeaviateBaseError:
+            pass
+
+
+def test_sigkill_mid_ingest_then_restart_equals_clean_run(
+    kafka_bootstrap: str, neo4j_driver: Any, chinook_labels: dict[str, Any], tmp_path: Path
+) -> None:
+    truth = chinook_labels
+    worker = Worker(tmp_path).start()
+    drop_chinook(worker.data)
+    # Kill once part of the data is in the graph: mid-ingest, with records in flight and offsets uncommitted.
+    poll(lambda: graph_counts(neo4j_driver, truth)["nodes"]["Album"][0], lambda n: n > 0, 180, "first writes", worker.log)
+    worker.kill()
+    partial = graph_counts(neo4j_driver, truth)
+    want = expected_counts(truth)
+    assert partial != want, "the worker finished before it was killed: the test did not test a crash"
+    worker.start()
+    try:
+        got = poll(lambda: graph_counts(neo4j_driver, truth), lambda g: g == want, 300, "convergence after restart",
+                   worker.log)
+        assert got == want  # nothing lost, nothing duplicated (counts equal the truth exactly)
+    finally:
+        worker.stop()
+
+
+def tail_diffs(bootstrap: str, topic: str, stop_after: float) -> list[dict[str, Any]]:
+    """Subscribe to esc.schema.diffs like a user does (a consumer group, from the latest offset)."""
+    from aiokafka import AIOKafkaConsumer
+
+    async def run() -> list[dict[str, Any]]:
+        consumer = AIOKafkaConsumer(
+            topic, bootstrap_servers=bootstrap, group_id=f"subscriber-{topic}", auto_offset_reset="earliest"
+        )
+        await consumer.start()
+        out: list[dict[str, Any]] = []
+        try:
+            deadline = time.monotonic() + stop_after
+            while time.monotonic() < deadline:
+                batch = await consumer.getmany(timeout_ms=500)
+                for msgs in batch.values():
+                    out.extend(json.loads(m.value) for m in msgs)
+                await consumer.commit()
+        finally:
+            await consumer.stop()
+        return out
+
+    return asyncio.run(run())
+
+
+def test_new_column_emits_one_diff_and_backfills_existing_nodes(
+    kafka_bootstrap: str, neo4j_driver: Any, tmp_path: Path
+) -> None:
+    worker = Worker(tmp_path).start()
+    source = f"Gadget{worker.run}"
+    label = entity_name(source)
+    path = worker.data / f"{source}.csv"
+    try:
+        rows = [(i, f"gadget {i}") for i in range(1, 31)]
+        path.write_text("id,name\n" + "".join(f"{i},{n}\n" for i, n in rows), "utf-8")
+        poll(lambda: neo4j_driver.execute_query(f"MATCH (n:`{label}`) RETURN count(n) AS c").records[0]["c"],
+             lambda c: c == len(rows), 120, "the first version of the source", worker.log)
+        before = tail_diffs(kafka_bootstrap, worker.topic("schema.diffs"), 2.0)  # drain what is there
+        v_before = max(e["data"]["to_version"] for e in before)
+        # The same file, now with a `colour` column that most (not all) existing rows carry, plus new rows.
+        colours = {i: ("red" if i % 3 else None) for i in range(1, 36)}
+        body = "".join(f"{i},gadget {i},{colours[i] or ''}\n" for i in range(1, 36))
+        tmp = worker.data / f".{source}.part"
+        tmp.write_text("id,name,colour\n" + body, "utf-8")
+        tmp.rename(path)
+
+        def colour_rows() -> dict[int, Any]:
+            recs = neo4j_driver.execute_query(f"MATCH (n:`{label}`) RETURN n.id AS id, n.colour AS colour").records
+            return {r["id"]: r["colour"] for r in recs}
+
+        got = poll(colour_rows, lambda m: m == colours, 120, "backfilled colour attributes", worker.log)
+        assert got == colours  # existing nodes carry the new attribute where the data has it; no duplicates
+        after = tail_diffs(kafka_bootstrap, worker.topic("schema.diffs"), 3.0)
+        assert after, "no schema-diff event reached the subscriber"
+        event = after[-1]
+        assert event["specversion"] == "1.0" and event["type"] == "esc.schema.diff"
+        assert event["data"]["from_version"] == v_before and event["data"]["to_version"] == v_before + 1
+        assert len(after) == 1  # the version grew by exactly one
+        fields = [i["target"] for i in event["data"]["added"].get("field", [])]
+        assert f"{source}.colour" in fields
+    finally:
+        worker.stop()
+        neo4j_driver.execute_query(
+            f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
+        )
+
+
+def read_dlq(bootstrap: str, topic: str, want: int, timeout: float) -> list[dict[str, Any]]:
+    from aiokafka import AIOKafkaConsumer
+
+    async def run() -> list[dict[str, Any]]:
+        consumer = AIOKafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest")
+        await consumer.start()
+        out: list[dict[str, Any]] = []
+        try:
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline and len(out) < want:
+                for msgs in (await consumer.getmany(timeout_ms=500)).values():
+                    out.extend(json.loads(m.value) for m in msgs)
+        finally:
+            await consumer.stop()
+        return out
+
+    return asyncio.run(run())
+
+
+def test_garbage_and_invalid_records_go_to_dlq_and_the_rest_is_ingested(
+    kafka_bootstrap: str, neo4j_driver: Any, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    worker = Worker(tmp_path).start()
+    good = f"Widget{worker.run}"
+    pushed = f"Pushed{worker.run}"
+    labels = [entity_name(good), entity_name(pushed), entity_name(f"Broken{worker.run}")]
+    try:
+        (worker.data / "junk.bin").write_bytes(b"\x00\x01\xff\xfe" * 1000)
+        (worker.data / f"Broken{worker.run}.jsonl").write_text('{"id": 1}\n{not json}\n{"id": 2}\n', "utf-8")
+        (worker.data / f"{good}.csv").write_text("id,name\n1,a\n2,b\n3,c\n", "utf-8")
+        lines = tmp_path / "push.jsonl"
+        lines.write_text('{"id": 10, "v": "x"}\n[1, 2]\nnot json\n{"id": 11, "v": "y"}\n', "utf-8")
+        out = subprocess.run(
+            [sys.executable, "-m", "esc.cli", "push", pushed, str(lines), "--id-field", "id", "--json"],
+            env=worker.env, capture_output=True, text=True, timeout=60, check=True,
+        )
+        assert json.loads(out.stdout) == {"source": pushed, "sent": 2, "dead_letters": 3}  # [1, 2] is two non-objects
+        poll(lambda: neo4j_driver.execute_query(f"MATCH (n:`{labels[0]}`) RETURN count(n) AS c").records[0]["c"],
+             lambda c: c == 3, 120, "the good file", worker.log)
+        # Pushed sources settle after a quiet period (no file tells the agent they are complete).
+        poll(lambda: neo4j_driver.execute_query(f"MATCH (n:`{labels[1]}`) RETURN count(n) AS c").records[0]["c"],
+             lambda c: c == 2, 120, "the pushed records", worker.log)
+        dead = read_dlq(kafka_bootstrap, worker.topic("dlq"), 5, 30)
+        reasons = sorted(d["reason"].split(":")[0] for d in dead)
+        assert "invalid json" in reasons and "invalid record" in reasons
+        assert any((d.get("location") or "").startswith(f"Broken{worker.run}.jsonl") for d in dead)
+        assert any("junk.bin" in (d.get("location") or "") for d in dead)
+        assert all(d["original"] for d in dead if d["stage"] in ("push", "reader"))
+        assert worker.health()["ok"]  # the service kept running
+    finally:
+        worker.stop()
+        for label in labels:
+            neo4j_driver.execute_query(
+                f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
+            )

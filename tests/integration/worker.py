@@ -1,0 +1,85 @@
+"""A real ESC worker (`esc up --data DIR`) as a subprocess, isolated by app id, topic prefix and state dir."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def poll(fn: Callable[[], Any], ok: Callable[[Any], bool], timeout: float, what: str, log: Path | None = None) -> Any:
+    """Call ``fn`` until ``ok(result)``; fail with the worker log tail on timeout. Never a fixed sleep."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        try:
+            last = fn()
+            if ok(last):
+                return last
+        except Exception as exc:  # the store may not know our labels yet
+            last = exc
+        time.sleep(0.5)
+    tail = log.read_text("utf-8", errors="replace")[-5000:] if log is not None and log.exists() else "(no log)"
+    pytest.fail(f"timed out after {timeout}s waiting for {what}; last={last!r}\n--- worker log ---\n{tail}")
+
+
+class Worker:
+    """Start/stop/kill an `esc up` worker; restarting keeps app id, topics and state (like a real restart)."""
+
+    def __init__(self, root: Path, data: Path | None = None, run: str | None = None) -> None:
+        self.run = run or uuid.uuid4().hex[:8]
+        self.root = root
+        self.data = data or root / "drop"
+        self.data.mkdir(parents=True, exist_ok=True)
+        self.app_id = f"t{self.run}"
+        self.env = dict(os.environ)
+        self.env.update(ESC_APP_ID=self.app_id, ESC_TOPIC_PREFIX=self.app_id, ESC_STATE_DIR=str(root / "state"))
+        self.web_port = int(self.env.get("ESC_WEB_PORT", "6066"))
+        self.log = root / "worker.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Worker:
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "esc.cli", "up", "--data", str(self.data)],
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        poll(self.health, lambda h: h.get("ok") is True, 90, "the worker's /healthz", self.log)
+        return self
+
+    def health(self) -> dict[str, Any]:
+        assert self.proc is not None
+        if self.proc.poll() is not None:
+            tail = self.log.read_text("utf-8", errors="replace")[-3000:]
+            pytest.fail(f"worker exited with {self.proc.returncode}\n{tail}")
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.web_port}/healthz", timeout=3) as resp:
+            return dict(json.load(resp))
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, sig)
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+
+    def kill(self) -> None:
+        self.stop(signal.SIGKILL)
+
+    def topic(self, name: str) -> str:
+        return f"{self.app_id}.{name}"
