@@ -23,6 +23,14 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 SOURCE_RECORD = "SourceRecord"
 DERIVED_FROM = "DERIVED_FROM"
+WRITE_BATCH = 5000
+"""Rows per ``UNWIND`` transaction: a backfill hands over a whole deferred source at once, and one transaction of
+100k+ MERGEs exceeds Neo4j's transaction memory pool (``dbms.memory.transaction.total.max``)."""
+
+
+def chunks(rows: list[dict[str, Any]], size: int | None = None) -> list[list[dict[str, Any]]]:
+    n = size or WRITE_BATCH
+    return [rows[i : i + n] for i in range(0, len(rows), n)]
 
 
 def _constraint_name(label: str, props: Sequence[str]) -> str:
@@ -81,7 +89,8 @@ class Neo4jGraphStore(GraphStore):
                 "SET n += row.props, n._contract_version = row.v, n._stub = null "
                 f"MERGE (n)-[:{DERIVED_FROM}]->(s)"
             )
-            self._driver.execute_query(query, rows=params, database_=self._database)
+            for part in chunks(params):
+                self._driver.execute_query(query, rows=part, database_=self._database)
             written += len(params)
         return written
 
@@ -109,8 +118,9 @@ class Neo4jGraphStore(GraphStore):
                 f"MERGE (a)-[r:{ident(rtype)}]->(b) SET r._contract_version = row.v"
             )
             self.ensure_entity_key(tlabel, tk)
-            summary = self._driver.execute_query(query, rows=params, database_=self._database).summary
-            written += summary.counters.relationships_created + summary.counters.properties_set
+            for part in chunks(params):
+                summary = self._driver.execute_query(query, rows=part, database_=self._database).summary
+                written += summary.counters.relationships_created + summary.counters.properties_set
         return written
 
     def retract_source_records(self, refs: Sequence[SourceRecordRef]) -> int:
