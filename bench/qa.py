@@ -4,6 +4,7 @@ latency p50/p95 (after a warm-up pass; the cold pass is reported too), with no L
     .venv/bin/python bench/qa.py                          # in-memory graph, all three packs
     .venv/bin/python bench/qa.py --backend embedded       # ingested by the embedded runtime (esc ingest --embedded)
     .venv/bin/python bench/qa.py --backend neo4j --reset  # Neo4j from ESC_NEO4J_URI / the local stack
+    .venv/bin/python bench/qa.py --part tatqa             # TAT-QA evidence recall@5: ours vs vector-only
 
 ``--backend neo4j`` WIPES THE WHOLE GRAPH (``MATCH (n) DETACH DELETE n``) before each pack, so it refuses to run
 without ``--reset``; never point it at a graph others use.
@@ -92,14 +93,18 @@ def make_graph(backend: str, reset: bool) -> GraphStore:
 
         return EmbeddedGraphStore()
     if not reset:
-        raise SystemExit("--backend neo4j wipes the whole graph; pass --reset to confirm (never on a shared graph)")
+        raise SystemExit(
+            "--backend neo4j wipes the whole graph; pass --reset to confirm (never on a shared graph)"
+        )
     from agents.stores.neo4j import Neo4jGraphStore
     from esc.settings import Settings
 
     store = Neo4jGraphStore(Settings().neo4j_uri)
     driver = store._driver  # the bench owns this graph: wipe it in batches
     while True:
-        records, _, _ = driver.execute_query("MATCH (n) WITH n LIMIT 20000 DETACH DELETE n RETURN count(*) AS c")
+        records, _, _ = driver.execute_query(
+            "MATCH (n) WITH n LIMIT 20000 DETACH DELETE n RETURN count(*) AS c"
+        )
         if not records or records[0]["c"] == 0:
             break
     return store
@@ -183,7 +188,9 @@ def run_pack(pack: str, backend: str, reset: bool, verbose: bool) -> dict[str, A
     report = {
         "pack": pack,
         "backend": backend,
-        "ingest": "in-process runtime (esc ingest --embedded)" if backend == "embedded" else "discover + load_folder",
+        "ingest": "in-process runtime (esc ingest --embedded)"
+        if backend == "embedded"
+        else "discover + load_folder",
         "questions": total,
         "exact_match": round(sum(v[0] for v in by_kind.values()) / max(total, 1), 4),
         "by_kind": {k: round(v[0] / v[1], 4) for k, v in sorted(by_kind.items())},
@@ -219,7 +226,21 @@ def main() -> None:
     ap.add_argument("--pack", action="append", choices=PACKS, help="pack(s) to run (default: all three)")
     ap.add_argument("--verbose", action="store_true", help="list every failed question")
     ap.add_argument("--json", action="store_true", help="print one JSON report per pack")
+    ap.add_argument("--part", choices=["relational", "tatqa", "all"], default="all",
+                    help="relational packs (EM), TAT-QA (evidence recall@5, bench/qa_tatqa.py), or both")  # fmt: skip
     args = ap.parse_args()
+    if args.part in ("tatqa", "all"):
+        import qa_tatqa  # bench/qa_tatqa.py, beside this script
+
+        tat = qa_tatqa.run(EVAL / "tatqa", args.backend, args.reset, args.verbose, make_graph)
+        if args.json:
+            print(json.dumps(tat, ensure_ascii=False, default=str))
+        else:
+            qa_tatqa.print_report(tat)
+            for t in tat.get("traces", []):
+                print("   TRACE", json.dumps(t, ensure_ascii=False, default=str))
+    if args.part == "tatqa":
+        return
     for pack in args.pack or PACKS:
         report = run_pack(pack, args.backend, args.reset, args.verbose)
         if args.json:

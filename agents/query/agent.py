@@ -27,6 +27,7 @@ from agents.query.cypher import compile_plan
 from agents.query.grounding import Grounding
 from agents.query.llm_planner import LLMPlanner
 from agents.query.planner import Abstain, DeterministicPlanner
+from agents.query.retrieval import Evidence, RowIndex, Scope, retrieve
 from agents.query.validate import problems
 from agents.query.vector import answer_from_hits, search
 from agents.stores.base import GraphStore, VectorStore
@@ -67,12 +68,17 @@ class QueryAgent:
         self._lock = threading.Lock()
         self._grounding: Grounding | None = None
         self._contract = contract
+        self._rows: tuple[Grounding, RowIndex] | None = None
 
     # -- grounding, cached per contract version ---------------------------------------------------------------
     def set_contract(self, contract: Contract) -> None:
         with self._lock:
             g = self._grounding
-            if g is not None and contract.version == g.version and contract.content_hash == g.contract.content_hash:
+            if (
+                g is not None
+                and contract.version == g.version
+                and contract.content_hash == g.contract.content_hash
+            ):
                 return
             self._contract = contract
             self._grounding = None
@@ -87,6 +93,27 @@ class QueryAgent:
         """Rebuild the value dictionary (after new records landed under the same contract version)."""
         with self._lock:
             self._grounding = None
+
+    def row_index(self) -> RowIndex:
+        """Term index over the rows of tabular types, built once per grounding (contract version + values)."""
+        g = self.grounding()
+        cached = self._rows
+        if cached is None or cached[0] is not g:
+            cached = self._rows = (g, RowIndex.build(g))
+        return cached[1]
+
+    def retrieve(
+        self, question: str, k: int = 5, scope: Scope | None = None, pool: int = 50
+    ) -> list[Evidence]:
+        """Schema-routed evidence for a question: matching rows, routed sources, vector hits, fused
+        (agents/query/retrieval.py). ``scope`` limits every signal to some (source, file) pairs; ``pool`` is how
+        many vector hits are fetched before the scope filter and the fusion."""
+        q = clean_question(question)
+        if not q:
+            return []
+        return retrieve(
+            q, self.row_index(), self.vectors, self.embedder, self.collection, k=k, scope=scope, pool=pool
+        )
 
     # -- asking -----------------------------------------------------------------------------------------------
     def ask(self, question: str, options: AskOptions | None = None) -> Answer:
@@ -131,7 +158,13 @@ class QueryAgent:
 
     def _fallback(self, q: str, g: Grounding, opts: AskOptions, reason: str, descriptive: bool) -> Answer:
         vectors, embedder, collection = self.vectors, self.embedder, self.collection
-        if opts.vector_fallback and descriptive and vectors is not None and embedder is not None and collection:
+        if (
+            opts.vector_fallback
+            and descriptive
+            and vectors is not None
+            and embedder is not None
+            and collection
+        ):
             try:
                 hits = search(vectors, embedder, collection, q)
             except Exception as exc:
