@@ -387,6 +387,10 @@ class InProcessRuntime:
 
         if self.watcher is None:
             raise ValueError("no data folder: open the runtime with data_dir to serve")
+        if self.query is None:
+            self.query = query_service(self.ingestor)
+        if self.contract is not None:
+            self.query.on_contract(self.contract)
 
         async def metrics_page(request: web.Request) -> web.Response:
             return web.Response(body=metrics.render(), content_type="text/plain", charset="utf-8")
@@ -488,15 +492,15 @@ def ingest_embedded(
         close()
 
 
-def query_service(settings: Settings, runtime: InProcessRuntime) -> QueryService:
+def query_service(ingestor: Ingestor, settings: Settings | None = None) -> QueryService:
     """The question service over the runtime's own stores (DuckDB allows one process: questions to a running
-    embedded ESC go through its HTTP API). Built without ``QueryService.create``, which needs the Weaviate client."""
+    embedded ESC go through its HTTP API); the LLM planner when ``settings`` configure one. Built without
+    ``QueryService.create``, which would reach for the stack's stores."""
     from agents.llm import config_from_settings
     from agents.query.llm_planner import LLMPlanner
     from agents.query.service import LazyEmbedder
 
-    ingestor = runtime.ingestor
-    config = config_from_settings(settings)
+    config = config_from_settings(settings) if settings is not None else None
     return QueryService(
         lambda: ingestor.graph,
         lambda: ingestor.vectors,
@@ -510,7 +514,7 @@ def serve_embedded(settings: Settings, data_dir: Path) -> None:
     """``esc up --data DIR --embedded``: watch, keep the stores current, serve HTTP (metrics, health, contract,
     ``POST /v1/ask``) until Ctrl-C / SIGTERM."""
     runtime, close = open_runtime(settings, data_dir)
-    runtime.query = query_service(settings, runtime)
+    runtime.query = query_service(runtime.ingestor, settings)
 
     async def main() -> None:
         task = asyncio.current_task()
