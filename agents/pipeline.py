@@ -29,6 +29,7 @@ from agents.contract_agent import ContractAgent, SourceComplete, contract_messag
 from agents.extractors import covers
 from agents.ingest import Ingestor, IngestResult, parse
 from agents.profiler import ProfileDelta, Watermark, profile_batch
+from agents.stores.seen import SeenRecords
 from contract.evolve import diff_items
 from contract.model import Contract, ContractDiff
 from streams.events import DeadLetter, RecordEnvelope
@@ -69,6 +70,22 @@ def profile_messages(
     for d in deltas:
         metrics.PROFILE_UPDATES.labels(metrics.source_label(d.source)).inc()
     return deltas
+
+
+def first_sightings(
+    messages: Sequence[Message], seen: SeenRecords | None
+) -> tuple[list[bytes | None], list[tuple[bytes, bytes]]]:
+    """Values of the records the profiler has not observed yet (new, or changed content), and the (key, value)
+    pairs to ``seen.remember`` once their profile updates are durable. At-least-once re-deliveries of the same
+    record are dropped, so a profile counts each record once. Tombstones are forgotten."""
+    if seen is None:
+        return [v for _, v in messages], []
+    tombstones = [k for k, v in messages if v is None and k is not None]
+    if tombstones:
+        seen.forget(tombstones)
+    live = [(k or b"", v) for k, v in messages if v is not None]
+    flags = seen.first_sightings(live)
+    return [v for (_, v), new in zip(live, flags, strict=True) if new], live
 
 
 def profile_update(delta: ProfileDelta) -> bytes:

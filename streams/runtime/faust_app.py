@@ -30,9 +30,11 @@ from agents.pipeline import (
     ContractWriter,
     ExtractionWorker,
     completion_update,
+    first_sightings,
     profile_messages,
     profile_update,
 )
+from agents.stores.seen import SeenRecords
 from agents.stores.weaviate import collection_name
 from contract.serde import load_json
 from esc.settings import Settings
@@ -126,6 +128,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         await dlq_topic.send(key=(dead.source or "").encode(), value=dead.model_dump_json().encode())
 
     # -- profilers ---------------------------------------------------------------------------------------------
+    seen = SeenRecords(state / "seen.sqlite")  # records already profiled: re-deliveries count once
     @app.agent(records_topic)
     async def profile(stream: Any) -> None:
         async for batch in stream.take_events(BATCH, within=BATCH_WITHIN):
@@ -133,14 +136,16 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             for event in batch:
                 by_partition.setdefault(event.message.partition, []).append(event)
             for partition, events in by_partition.items():
+                fresh, observed = await asyncio.to_thread(first_sightings, [(e.key, e.value) for e in events], seen)
                 deltas = profile_messages(
-                    [e.value for e in events],
+                    fresh,
                     stream=f"{records_topic.get_topic_name()}/{partition}",
                     first_offset=events[0].message.offset,
                     last_offset=events[-1].message.offset,
                 )
-                for d in deltas:
-                    await profiles_topic.send(key=d.source.encode(), value=profile_update(d))
+                sent = [await profiles_topic.send(key=d.source.encode(), value=profile_update(d)) for d in deltas]
+                await asyncio.gather(*sent)  # durable before the records count as observed
+                await asyncio.to_thread(seen.remember, observed)
 
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     @app.agent(profiles_topic, concurrency=1)

@@ -1,0 +1,68 @@
+"""Which records the profiler has already observed: record key -> content hash, durable in a local SQLite file.
+
+Delivery is at-least-once (a connector re-sends a file after a crash, a producer retries), but a profile must
+count each record once: the same record delivered twice would make a unique identity key look duplicated. A
+record whose content changed is new evidence and is observed again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+CHUNK = 500  # SQLite's default limit on host parameters is 999
+
+
+def content_hash(value: bytes) -> bytes:
+    return hashlib.blake2b(value, digest_size=12).digest()
+
+
+class SeenRecords:
+    def __init__(self, path: Path | str = ":memory:") -> None:
+        if path != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("CREATE TABLE IF NOT EXISTS seen (k BLOB PRIMARY KEY, h BLOB NOT NULL) WITHOUT ROWID")
+        self._lock = threading.Lock()
+
+    def first_sightings(self, items: Sequence[tuple[bytes, bytes]]) -> list[bool]:
+        """For (record key, value) pairs: True where the record is new or its content changed. Remembers nothing:
+        call ``remember`` once what was derived from them is durable, so a crash in between loses nothing."""
+        hashes = [content_hash(v) for _, v in items]
+        out = [True] * len(items)
+        with self._lock:
+            known: dict[bytes, bytes] = {}
+            keys = [k for k, _ in items]
+            for i in range(0, len(keys), CHUNK):
+                part = keys[i : i + CHUNK]
+                rows = self._db.execute(
+                    f"SELECT k, h FROM seen WHERE k IN ({','.join('?' * len(part))})", part
+                ).fetchall()
+                known.update(rows)
+        batch: dict[bytes, bytes] = {}
+        for i, (key, _) in enumerate(items):
+            if known.get(key) == hashes[i] or batch.get(key) == hashes[i]:
+                out[i] = False
+            batch[key] = hashes[i]
+        return out
+
+    def remember(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO seen (k, h) VALUES (?, ?)", [(k, content_hash(v)) for k, v in items]
+            )
+            self._db.execute("COMMIT")
+
+    def forget(self, keys: Sequence[bytes]) -> None:
+        """A retracted (tombstoned) record: if it comes back it is new evidence."""
+        with self._lock:
+            self._db.executemany("DELETE FROM seen WHERE k = ?", [(k,) for k in keys])
+
+    def close(self) -> None:
+        self._db.close()
