@@ -9,6 +9,8 @@ Per question (text only; the gold answer is only read when scoring):
 - ours: ``QueryAgent.retrieve`` (row lookup by question terms, schema routing of sources, boosted vector hits,
   reciprocal rank fusion; agents/query/retrieval.py);
 - baseline: plain ``near_vector`` over the collection.
+Both return cited records as evidence (several chunks of one record, e.g. a document's title and text, are one
+piece of evidence with their texts joined), so top-5 means five records for both.
 
 Scopes, the same for both: ``corpus`` (all 80 contexts) and ``context`` (only the question's own table and doc,
 as TAT-QA poses its questions; the filter is applied to both methods' candidates).

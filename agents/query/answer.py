@@ -38,6 +38,7 @@ class Answer(BaseModel):
     query: str | None = None
     latency_ms: float | None = None
     text: str | None = None  # the answer phrased as a sentence (LLM mode)
+    extension: dict[str, Any] | None = None  # a query-scoped schema extension this answer used (LLM mode)
 
     @classmethod
     def abstain(cls, reason: str, contract_version: int, **extra: Any) -> Answer:

@@ -8,6 +8,9 @@ Protocol (JSON only, one object per turn):
 * ``{"plan": <QueryPlan JSON>, "answer": ["alias", ...], "scalar": true}`` -> validated against the contract,
   run read-only; an invalid, failing or empty plan gets a structured failure summary and another attempt
   (at most ``MAX_RETRIES`` retries);
+* ``{"extend": <schema proposal>}`` -> a type the contract lacks, for this question only (agents/query/extension.py:
+  closed-world validation, FieldValidity must be 1.0; a view over nodes already in the graph); at most one per
+  question; the contract itself never changes;
 * ``{"abstain": "reason"}``.
 
 Then one more call phrases the answer from the rows (``{"text": "..."}``); values and citations come from the rows,
@@ -22,8 +25,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agents.llm import LLMConfig, extract_json
+from agents.llm import LLMConfig, catalog_summary, extract_json
 from agents.query.answer import Answer, compose
+from agents.query.extension import ScopedExtension, scoped_extension
 from agents.query.grounding import Grounding
 from agents.query.plan import QueryPlan
 from agents.query.validate import problems
@@ -34,12 +38,16 @@ log = logging.getLogger(__name__)
 MAX_RETRIES = 2
 MAX_TOOL_CALLS = 6
 MAX_ROWS_SHOWN = 20
+MAX_CATALOG_CHARS = 4000
 
 SYSTEM = """You answer questions over a property graph whose schema is given below (a versioned contract).
 Reply with ONE JSON object and nothing else. Options:
 {"tool": "search", "text": "<name or value>"}  -- find entities by name/value
 {"tool": "expand", "type": "<Type>", "match": {"<attr>": <value>}}  -- an entity's neighbours
 {"plan": <plan>, "answer": ["<alias>", ...], "scalar": true|false}  -- a query plan to run
+{"extend": {"entities": [{"name": "<NewType>", "source": "<source>", "attributes": ["<field id>", ...]}]}}
+   -- only when the question needs a type the schema lacks: a view over a source's existing records, for this
+   question only; reference fields by their catalog ids (CATALOG below), nothing else
 {"abstain": "<reason>"}  -- when the schema or data cannot answer
 A plan: {"kind": "lookup|list|count|aggregate|superlative|traverse",
  "start": {"var": "n0", "label": "<Type>", "filters": [{"prop": "<attr>", "op": "eq|ieq|contains|gt|gte|lt|lte|in|startswith", "value": ...}]},
@@ -71,14 +79,20 @@ class LLMPlanner:
             raise ValueError("empty reply")
         return extract_json(str(content))
 
+    @staticmethod
+    def _system(grounding: Grounding) -> str:
+        catalog = catalog_summary(grounding.contract)[:MAX_CATALOG_CHARS]
+        return SYSTEM + "\n\nSCHEMA:\n" + grounding.card_text() + "\n\nCATALOG:\n" + catalog
+
     def ask(self, question: str, grounding: Grounding, graph: GraphStore) -> Answer:
         version = grounding.version
         messages = [
-            {"role": "system", "content": SYSTEM + "\n\nSCHEMA:\n" + grounding.card_text()},
+            {"role": "system", "content": self._system(grounding)},
             {"role": "user", "content": question},
         ]
         failures: list[dict[str, Any]] = []
         tools = 0
+        extension: ScopedExtension | None = None
         while True:
             try:
                 reply = self._chat(messages)
@@ -94,6 +108,15 @@ class LLMPlanner:
                 failure = {"attempt": len(failures) + 1, "error": "reply is not a JSON object"}
             elif "abstain" in reply:
                 return Answer.abstain(f"LLM: {reply['abstain']}", version)
+            elif "extend" in reply and extension is None:
+                scoped = scoped_extension(grounding.contract, reply["extend"])
+                if isinstance(scoped, ScopedExtension):
+                    extension = scoped
+                    grounding = Grounding(scoped.contract, graph)  # this question only; the agent's stays as it is
+                    extended = {"tool_result": {"extended": scoped.summary()}}
+                    messages.append({"role": "user", "content": json.dumps(extended, default=str)})
+                    continue
+                failure = {"attempt": len(failures) + 1, **scoped}
             elif reply.get("tool") in ("search", "expand") and tools < MAX_TOOL_CALLS:
                 tools += 1
                 result: Any
@@ -106,9 +129,11 @@ class LLMPlanner:
                 messages.append({"role": "user", "content": json.dumps({"tool_result": result}, default=str)[:6000]})
                 continue
             else:
-                outcome = self._try_plan(reply, grounding, graph)
+                outcome = self._try_plan(reply, grounding, graph, extension)
                 if isinstance(outcome, Answer):
                     outcome.text = self._phrase(question, outcome)
+                    if extension is not None:
+                        outcome.extension = extension.summary()
                     return outcome
                 failure = {"attempt": len(failures) + 1, **outcome}
             failures.append(failure)
@@ -120,7 +145,9 @@ class LLMPlanner:
                 {"role": "user", "content": json.dumps({"failure_summary": failures, "instruction": "revise"})}
             )
 
-    def _try_plan(self, reply: dict[str, Any], grounding: Grounding, graph: GraphStore) -> Answer | dict[str, Any]:
+    def _try_plan(
+        self, reply: dict[str, Any], grounding: Grounding, graph: GraphStore, extension: ScopedExtension | None = None
+    ) -> Answer | dict[str, Any]:
         try:
             plan = QueryPlan.model_validate(reply.get("plan"))
         except ValidationError as exc:
@@ -133,7 +160,7 @@ class LLMPlanner:
         aliases = [a for a in reply.get("answer") or [] if isinstance(a, str)]
         aliases = [a for a in aliases if a in {r.alias for r in plan.returns}] or [plan.returns[0].alias]
         try:
-            rows = graph.run_plan(plan)
+            rows = graph.run_plan(extension.rewrite(plan) if extension is not None else plan)
         except Exception as exc:
             return {"error": f"plan failed to run: {exc}"[:500]}
         route = "aggregate" if any(r.agg for r in plan.returns) else ("traverse" if plan.hops else "lookup")

@@ -211,31 +211,29 @@ def retrieve(
         fused[key] = Evidence(
             row.source, row.record_id, row.location, row.text, 1.0 / (RRF_K + rank), "rows", row.file
         )
-    seen: set[tuple[str, str]] = set()
-    unique_hits = []
-    for h in hits:  # several chunks of one record: its best chunk ranks it
-        key = (str(h.get("source")), str(h.get("record_id")))
-        if key not in seen:
-            seen.add(key)
-            unique_hits.append(h)
-    hits = unique_hits
+    vector_keys: list[tuple[str, str]] = []
+    # a record with several matching chunks collects each chunk's share (CombSUM)
     for rank, h in enumerate(hits):
         key = (str(h.get("source")), str(h.get("record_id")))
         add = 1.0 / (RRF_K + rank)
         sim = float(h.get("similarity") or 0.0)
-        if key in fused:
-            ev = fused[key]
-            ev.score += add
-            ev.via = "rows+vector"
-            ev.similarity = sim
-            if len(str(h.get("text") or "")) > len(ev.text):
-                ev.text = str(h.get("text"))
+        text = str(h.get("text") or "")
+        ev = fused.get(key)
+        if ev is None:
+            fused[key] = Evidence(key[0], key[1], str(h.get("location") or ""), text, add, "vector",
+                                  str(h.get("file") or ""), sim)  # fmt: skip
         else:
-            fused[key] = Evidence(key[0], key[1], str(h.get("location") or ""), str(h.get("text") or ""), add,
-                                  "vector", str(h.get("file") or ""), sim)  # fmt: skip
+            ev.score += add
+            if ev.via == "rows":
+                ev.via = "rows+vector"
+            ev.similarity = max(ev.similarity or 0.0, sim)
+            if text and text not in ev.text:
+                ev.text = text if ev.text in text else f"{ev.text}\n{text}"
+        if key not in vector_keys:
+            vector_keys.append(key)
     ranked = sorted(fused.values(), key=lambda e: -e.score)
     # the best vector hits always get seats: a question about prose must not lose its passage to many weak rows
-    seats = [fused[(str(h.get("source")), str(h.get("record_id")))] for h in hits[: min(VECTOR_SEATS, k)]]
+    seats = [fused[key] for key in vector_keys[: min(VECTOR_SEATS, k)]]
     seat_ids = {id(e) for e in seats}
     rest = [e for e in ranked if id(e) not in seat_ids][: k - len(seats)]
     keep = seat_ids | {id(e) for e in rest}
@@ -251,21 +249,23 @@ def vector_only(
     scope: Scope | None = None,
     pool: int = VECTOR_POOL,
 ) -> list[Evidence]:
-    """The baseline: plain ``near_vector`` (scope applied to a larger pool when given)."""
+    """The baseline: plain ``near_vector``, scope applied to the pool, with the same evidence unit as ``retrieve``
+    (one cited record; several chunks of one record are one piece of evidence, ranked by its best chunk)."""
     vec = [float(x) for x in embedder.embed_one(question)]
-    hits = vectors.near_vector(collection, vec, limit=pool if scope is not None else k)
+    hits = vectors.near_vector(collection, vec, limit=max(pool, 4 * k))
     if scope is not None:
         hits = [h for h in hits if scope(str(h.get("source")), str(h.get("file") or ""))]
-    return [
-        Evidence(
-            str(h.get("source")),
-            str(h.get("record_id")),
-            str(h.get("location") or ""),
-            str(h.get("text") or ""),
-            float(h.get("similarity") or 0.0),
-            "vector",
-            str(h.get("file") or ""),
-            float(h.get("similarity") or 0.0),
-        )
-        for h in hits[:k]
-    ]
+    out: dict[tuple[str, str], Evidence] = {}
+    for h in hits:
+        key = (str(h.get("source")), str(h.get("record_id")))
+        text = str(h.get("text") or "")
+        ev = out.get(key)
+        if ev is None:
+            if len(out) >= k:
+                continue
+            sim = float(h.get("similarity") or 0.0)
+            out[key] = Evidence(key[0], key[1], str(h.get("location") or ""), text, sim, "vector",
+                                str(h.get("file") or ""), sim)  # fmt: skip
+        elif text and text not in ev.text:
+            ev.text = text if ev.text in text else f"{ev.text}\n{text}"
+    return list(out.values())
