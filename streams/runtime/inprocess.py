@@ -44,11 +44,13 @@ from agents.pipeline import (
     ContractWriter,
     ExtractionWorker,
     completion_update,
+    first_sightings,
     profile_messages,
     profile_update,
 )
 from agents.query.service import QueryService
 from agents.stores.base import GraphStore, VectorStore
+from agents.stores.seen import SeenRecords
 from contract.model import Contract
 from contract.serde import load_json
 from esc.settings import Settings
@@ -170,7 +172,9 @@ class InProcessRuntime:
         saved = self._load_state()
         self.writer = ContractWriter.from_state(saved.get("writer"), contract_id=contract_id)
         self.ingestor = Ingestor(graph, vectors, embedder, collection or collection_for(contract_id))
-        self.worker = ExtractionWorker(self.ingestor, self.log.replay)
+        self.worker = ExtractionWorker(self.ingestor, self.log.replay, state_path=self.dir / "extraction.json")
+        self.seen = SeenRecords(self.dir / "seen.sqlite")  # records already profiled: re-deliveries count once
+        self._observed: list[tuple[bytes, bytes]] = []  # remembered as seen once the writer's state is saved
         self.contract: Contract | None = None
         self.query: QueryService | None = None  # answers POST /v1/ask while serving; follows every contract
         self.summary = RunSummary()
@@ -254,11 +258,16 @@ class InProcessRuntime:
                 self.log.flush()  # the durable copy first, as Kafka acknowledges before consumers read
                 moved = bool(self._profile() + self._contract() + self._follow() + await self._extract())
             self._save_state()
+            if self._observed:  # their profile evidence is durable now (in the writer's state)
+                self.seen.remember(self._observed)
+                self._observed = []
 
     def _profile(self) -> int:
         batch = self.bus.poll(topics.RECORDS, "profile", BATCH)
         if batch:
-            deltas = profile_messages([m.value for m in batch], stream=f"{self._records}/0",
+            fresh, observed = first_sightings([(m.key, m.value) for m in batch], self.seen)
+            self._observed.extend(observed)
+            deltas = profile_messages(fresh, stream=f"{self._records}/0",
                                       first_offset=batch[0].offset, last_offset=batch[-1].offset)  # fmt: skip
             for d in deltas:
                 self.bus.publish(PROFILES, d.source.encode(), profile_update(d))
@@ -322,8 +331,11 @@ class InProcessRuntime:
             except asyncio.CancelledError:
                 pass
             self._backfill = None
-        self.log.flush()
-        self._save_state()
+        await self.pump()
+
+    def close(self) -> None:
+        """Release the runtime's own files (the stores are closed by whoever opened them)."""
+        self.seen.close()
 
     async def tick(self) -> None:
         """The contract agent's timer: lets idle pushed sources settle."""
@@ -475,6 +487,7 @@ def open_runtime(
     )
 
     def close() -> None:
+        runtime.close()
         for store in opened:
             store.close()
 
