@@ -340,8 +340,10 @@ def _nest_edges(sp: SourcePlan, env: RecordEnvelope, key: dict[str, Any], versio
 def _texts(
     sp: SourcePlan, env: RecordEnvelope, key: dict[str, Any], prov: SourceRecordRef, version: int
 ) -> list[TextObject]:
-    out = []
-    entity_key = json.dumps(key, sort_keys=True, default=str)
+    out: list[TextObject] = []
+    if not sp.texts and not sp.long_strings:
+        return out
+    entity_key: str | None = None
     for name in (*sp.texts, *sp.long_strings):
         value = env.payload.get(name)
         if not isinstance(value, str) or not value.strip():
@@ -350,6 +352,8 @@ def _texts(
         # multi-sentence, the rule that typed the field) are worth a vector; short names stay graph-only.
         if not sp.document and not (is_text(value) or (name in sp.long_strings and len(value) >= LONG_TEXT_CHARS)):
             continue
+        if entity_key is None:
+            entity_key = json.dumps(key, sort_keys=True, default=str)
         for chunk in chunk_text(value, CHUNK_SIZE, CHUNK_OVERLAP):
             out.append(
                 TextObject.model_construct(
