@@ -64,6 +64,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         store="memory://",
         web_enabled=True,
         web_host=settings.host,
+        web_bind=settings.host,  # never listen on every interface by default
         web_port=settings.web_port,
         topic_partitions=topics.RECORDS.partitions,
         topic_replication_factor=1,
@@ -98,10 +99,14 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         f"{prefix}.profiles", key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
         partitions=1, internal=True,
     )
-    # One partition, written by the single contract agent; use_partitioner lets it write after a batched take().
-    contract_state = app.Table(
-        "contract-agent", default=None, partitions=1, key_type=str, value_type=str, use_partitioner=True
-    )
+    # One partition, written only by the single contract agent (see save_state).
+    contract_state = app.Table("contract-agent", default=None, partitions=1, key_type=str, value_type=str)
+
+    def save_state(value: str) -> None:
+        """Table write outside per-event iteration (the agent works on batches): the table has exactly one
+        partition, so the changelog entry goes to partition 0 explicitly (no partitioner, no metadata race)."""
+        contract_state.data[STATE_KEY] = value
+        contract_state.send_changelog(0, STATE_KEY, value)
 
     def new_ingestor() -> Ingestor:
         return Ingestor(graph_store(settings), vector_store(settings), get_embedder(), collection_name(settings.app_id))
@@ -165,7 +170,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 await send_dead(dead)
             writer.dead.clear()
             if updates or out.contracts:
-                contract_state[STATE_KEY] = json.dumps(writer.state())
+                save_state(json.dumps(writer.state()))
 
     @app.timer(TICK_SECONDS)
     async def tick() -> None:

@@ -23,10 +23,15 @@ ROWS = [("1", "Ada Lovelace", "ada@example.org"), ("2", "Alan Turing", "alan@exa
 
 @pytest.fixture
 def worker(tmp_path: Path) -> Iterator[Worker]:
+    from esc.stack import register_target, unregister_target
+
     w = Worker(tmp_path).start()
+    target = f"skeleton-{w.run}"
+    register_target(load(), target, f"127.0.0.1:{w.web_port}")  # Prometheus scrapes this worker's /metrics
     try:
         yield w
     finally:
+        unregister_target(load(), target)
         w.stop()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -33,6 +34,12 @@ def poll(fn: Callable[[], Any], ok: Callable[[Any], bool], timeout: float, what:
     pytest.fail(f"timed out after {timeout}s waiting for {what}; last={last!r}\n--- worker log ---\n{tail}")
 
 
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 class Worker:
     """Start/stop/kill an `esc up` worker; restarting keeps app id, topics and state (like a real restart)."""
 
@@ -44,7 +51,8 @@ class Worker:
         self.app_id = f"t{self.run}"
         self.env = dict(os.environ)
         self.env.update(ESC_APP_ID=self.app_id, ESC_TOPIC_PREFIX=self.app_id, ESC_STATE_DIR=str(root / "state"))
-        self.web_port = int(self.env.get("ESC_WEB_PORT", "6066"))
+        self.web_port = free_port()
+        self.env["ESC_WEB_PORT"] = str(self.web_port)
         self.log = root / "worker.log"
         self.proc: subprocess.Popen[bytes] | None = None
 
