@@ -34,6 +34,7 @@ from agents.pipeline import (
     profile_messages,
     profile_update,
 )
+from agents.query.service import QueryService
 from agents.stores.seen import SeenRecords
 from agents.stores.weaviate import collection_name
 from contract.serde import load_json
@@ -92,6 +93,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         )
 
     records_topic = topic(topics.RECORDS)
+    queries_topic = topic(topics.QUERIES)
+    answers_topic = topic(topics.ANSWERS)
     dlq_topic = topic(topics.DLQ)
     diffs_topic = topic(topics.SCHEMA_DIFFS)
     contracts_topic = topic(topics.SCHEMA_CONTRACTS)
@@ -192,7 +195,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             return key == latest
 
         def apply(value: bytes) -> None:
-            plan = worker().on_contract(load_json(value.decode("utf-8")))
+            contract = load_json(value.decode("utf-8"))
+            service.on_contract(contract)
+            plan = worker().on_contract(contract)
             if plan:
                 log.info("contract v%s: backfill queued for %s", plan.version, sorted(plan.rekey | plan.replay | plan.ready))
 
@@ -210,6 +215,32 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     @app.task
     async def backfill() -> None:
         await worker().run_backfill()
+
+    # -- questions: esc.queries -> esc.answers, and HTTP -------------------------------------------------------
+    service = QueryService.create(settings)  # store clients connect on the first question
+
+    @app.agent(queries_topic)
+    async def ask(stream: Any) -> None:
+        answers_prefix = settings.topic("answers")
+        async for raw in stream:
+            env = await service.answer_async(raw)
+            # reply_to may only name an answers topic: a request must never write into records or contracts.
+            reply_to = env.reply_to or ""
+            ok = reply_to.startswith(answers_prefix)
+            dest = app.topic(reply_to, key_serializer="raw", value_serializer="raw") if ok else answers_topic
+            await dest.send(key=env.id.encode(), value=env.model_dump_json().encode())
+
+    @app.page("/v1/ask")
+    class AskView(faust.web.View):  # a class-based view: function pages answer GET only
+        async def post(self, request: Any) -> Any:
+            env = await service.answer_async(await request.read())
+            bad = env.route == "abstain" and (env.reason or "").startswith("bad request")
+            return self.json(env.model_dump(mode="json"), status=400 if bad else 200)
+
+    @app.page("/v1/schema")
+    async def schema_page(web: Any, request: Any) -> Any:
+        card = await asyncio.to_thread(service.schema_card)
+        return web.json(json.loads(json.dumps(card, default=str)))
 
     # -- HTTP --------------------------------------------------------------------------------------------------
     @app.page("/metrics")

@@ -1,0 +1,105 @@
+"""Issue 5 on the real stack through a worker: a question on esc.queries is answered on esc.answers with the same
+id (and over HTTP POST /v1/ask), with a citation that resolves to a real source record."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import string
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contract.entities import entity_name
+from tests.integration.worker import Worker, poll
+
+pytestmark = pytest.mark.integration
+
+BANDS = [(1, "Velvet Orchid", "Norway"), (2, "Copper Lantern", "Chile"), (3, "Quiet Harbour", "Japan")]
+ALBUMS = [(10, "Neon Tides", 1), (11, "Paper Moons", 1), (12, "Salt Roads", 2), (13, "Low Tide", 1)]
+
+
+def letters_tag(run: str) -> str:
+    """Type names made only of letters (the planner reads type names as words)."""
+    return "".join(string.ascii_lowercase[int(c, 16) % 26] for c in run)
+
+
+def ask_on_topic(bootstrap: str, prefix: str, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    async def run() -> dict[str, Any]:
+        consumer = AIOKafkaConsumer(f"{prefix}.answers", bootstrap_servers=bootstrap, group_id=None,
+                                    auto_offset_reset="earliest")
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+        await consumer.start()
+        await producer.start()
+        try:
+            await producer.send_and_wait(f"{prefix}.queries", json.dumps(request).encode(), key=request["id"].encode())
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                for msgs in (await consumer.getmany(timeout_ms=500)).values():
+                    for m in msgs:
+                        answer = json.loads(m.value)
+                        if answer.get("id") == request["id"]:
+                            return dict(answer)
+        finally:
+            await producer.stop()
+            await consumer.stop()
+        pytest.fail(f"no answer with id {request['id']} on {prefix}.answers within {timeout}s")
+
+    return asyncio.run(run())
+
+
+def test_questions_on_the_topic_and_over_http_are_answered_with_citations(
+    kafka_bootstrap: str, neo4j_driver: Any, tmp_path: Path
+) -> None:
+    worker = Worker(tmp_path).start()
+    tag = letters_tag(worker.run)
+    band, album = f"Band{tag}", f"Album{tag}"
+    labels = [entity_name(band), entity_name(album)]
+    try:
+        (worker.data / f"{band}.csv").write_text(
+            "BandId,Name,Country\n" + "".join(f"{i},{n},{c}\n" for i, n, c in BANDS), "utf-8"
+        )
+        (worker.data / f"{album}.csv").write_text(
+            "AlbumId,Title,BandId\n" + "".join(f"{i},{t},{b}\n" for i, t, b in ALBUMS), "utf-8"
+        )
+
+        def linked() -> int:
+            q = f"MATCH (:`{labels[1]}`)-[r]->(:`{labels[0]}`) WHERE type(r) <> 'DERIVED_FROM' RETURN count(r) AS c"
+            return int(neo4j_driver.execute_query(q).records[0]["c"])
+
+        poll(linked, lambda c: c == len(ALBUMS), 120, "albums linked to bands", worker.log)
+
+        answer = ask_on_topic(kafka_bootstrap, worker.app_id,
+                              {"id": "q-1", "question": "In which country is Velvet Orchid?"}, 60)
+        assert answer["id"] == "q-1" and answer["answer"] == "Norway" and answer["route"] != "abstain"
+        assert answer["contract_version"] >= 1
+        cite = answer["citations"][0]
+        found = neo4j_driver.execute_query(
+            "MATCH (s:SourceRecord {source: $source, record_id: $rid}) RETURN count(s) AS c",
+            source=cite["source"], rid=cite["record_id"],
+        ).records[0]["c"]
+        assert found == 1  # the citation resolves to a real source record
+
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{worker.web_port}/v1/ask",
+            data=json.dumps({"id": "h-1", "question": "How many albums does Velvet Orchid have?"}).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=60) as resp:
+            http_answer = json.load(resp)
+        assert http_answer["id"] == "h-1" and http_answer["answer"] == 3 and http_answer["citations"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{worker.web_port}/v1/schema", timeout=30) as resp:
+            card = json.load(resp)
+        assert labels[0] in json.dumps(card)
+    finally:
+        worker.stop()
+        for label in labels:
+            neo4j_driver.execute_query(
+                f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
+            )
