@@ -1,0 +1,709 @@
+"""Streaming ingest benchmark: TPC-H through the real stack (Kafka -> Faust worker -> Neo4j), against a baseline.
+
+    .venv/bin/python bench/ingest.py                       # SF 0.1, with the baseline
+    .venv/bin/python bench/ingest.py --sf 0.01 --skip-baseline --json
+
+What it does (the stack must be up: ``esc stack up``; it is shared, so everything here is isolated and cleaned up):
+
+1. Generates TPC-H (``tpchgen-cli``, cached under ~/.cache/esc/tpch/sf<N>) and wipes the TPC-H labels (ours and
+   ``<Label>_baseline``) and their source records left by an earlier run.
+2. Starts ``esc up --data DIR`` as a subprocess with its own ``ESC_APP_ID`` / ``ESC_TOPIC_PREFIX`` /
+   ``ESC_STATE_DIR`` / ``ESC_WEB_PORT`` (isolated on Kafka), moves the CSV files into ``DIR/esc_bench_tpch/`` and
+   polls Neo4j until every table's label holds its row count (stub nodes excluded): **end-to-end records/s** =
+   rows / (files dropped -> last row in Neo4j). A file-fed source is deferred until its file is completely read
+   and the contract settles, then backfilled, so the initial-load freshness includes that wait.
+3. Steady state: pushes ``--steady-records`` new ``orders`` rows on ``<prefix>.records`` at ``--steady-rate``/s
+   (event time = send time) and waits for them in Neo4j. **Freshness** (event time -> upsert) p50/p95 for the
+   initial load and for this phase come from the worker's ``esc_freshness_seconds`` histogram (the difference of
+   snapshots taken before and after each phase), as quantiles interpolated linearly inside buckets, the way
+   Prometheus' ``histogram_quantile`` does: they are only as fine as the buckets (0.05 .. 300 s).
+4. **Schema-diff latency**: ``--diff-trials`` times, pushes one ``nation`` record carrying a brand-new field while
+   a consumer tails ``<prefix>.schema.diffs``; latency = send -> the diff event naming that field is received.
+5. **Peak RSS** (``VmHWM``) of the worker (and its children), of this process, of the baseline process, and of the
+   stack's servers (their peak since they started, read from ``<state>/stack/<svc>/<svc>.pid``).
+6. **Baseline**, in the same run: one Python process reads the same CSVs (columns typed int/float/str from the
+   first rows) and writes them straight into Neo4j with ``UNWIND $rows AS row MERGE (n:<Label>_baseline {key})
+   SET n += row`` in batches of 5,000, under a uniqueness constraint on the same identity keys. It writes nodes
+   only: no source-record provenance, no foreign-key edges, no profiling, no Kafka, which our pipeline does too.
+   The headline is ours / baseline records/s.
+
+The worker is stopped (SIGTERM, then SIGKILL), and the labels, source records, baseline constraints, the run's
+Kafka topics and Weaviate collection are removed even when a phase fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import multiprocessing as mp
+import os
+import resource
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from bench._tpch import TABLES, TPCH_KEYS, row_counts, tpch_dir  # noqa: E402
+from contract.entities import assign_entity_names  # noqa: E402
+from esc.settings import Settings  # noqa: E402
+
+SUBDIR = "esc_bench_tpch"
+BASELINE_SUFFIX = "_baseline"
+BASELINE_BATCH = 5000
+SERVICES = ("kafka", "neo4j", "weaviate", "prometheus")
+
+
+# ------------------------------------------------------------------------------------------------ processes
+
+
+def _status(pid: int) -> dict[str, str]:
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return {}
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
+def _kib(value: str | None) -> int:
+    return int(value.split()[0]) if value else 0
+
+
+def process_tree(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        for task in Path(f"/proc/{p}/task").glob("*/children") if Path(f"/proc/{p}").exists() else []:
+            try:
+                todo += [int(c) for c in task.read_text().split()]
+            except OSError:
+                pass
+    return out
+
+
+def peak_rss(pid: int) -> dict[str, Any]:
+    """VmHWM (peak RSS) of ``pid`` and of each live descendant, in MiB; ``tree`` is their sum."""
+    procs = {p: _kib(_status(p).get("VmHWM")) / 1024 for p in process_tree(pid)}
+    procs = {p: round(m, 1) for p, m in procs.items() if m}
+    return {"pid": pid, "peak_mib": procs.get(pid, 0.0), "tree_peak_mib": round(sum(procs.values()), 1),
+            "processes": len(procs)}
+
+
+def server_rss(stack_state: Path) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for svc in SERVICES:
+        pid_file = stack_state / svc / f"{svc}.pid"
+        try:
+            out[svc] = peak_rss(int(pid_file.read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            out[svc] = None
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Worker:
+    """``esc up --data DIR`` in its own process group, isolated by app id, topic prefix, state dir and port."""
+
+    def __init__(self, run_id: str, root: Path) -> None:
+        self.root = root
+        self.data = root / "drop"
+        self.state = root / "state"
+        self.log = root / "worker.log"
+        self.port = free_port()
+        self.env = {
+            **os.environ,
+            "ESC_APP_ID": run_id,
+            "ESC_TOPIC_PREFIX": run_id,
+            "ESC_STATE_DIR": str(self.state),
+            "ESC_WEB_PORT": str(self.port),
+        }
+        self.settings = Settings(
+            state_dir=self.state, topic_prefix=run_id, app_id=run_id, web_port=self.port
+        )
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.data.mkdir(parents=True, exist_ok=True)
+        esc = str(Path(sys.executable).parent / "esc")
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [esc, "up", "--data", str(self.data)], env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                cwd=str(self.root), start_new_session=True,
+            )
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def get(self, path: str, timeout: float = 5.0) -> bytes:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}{path}", timeout=timeout) as resp:
+            return bytes(resp.read())
+
+    def wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise RuntimeError(f"worker exited (code {self.proc and self.proc.returncode})\n{self.tail()}")
+            try:
+                self.get("/healthz", timeout=1.0)
+                return
+            except OSError:
+                time.sleep(0.5)
+        raise TimeoutError(f"worker /healthz not answering after {timeout:.0f}s\n{self.tail()}")
+
+    def metrics(self) -> dict[str, Any]:
+        from prometheus_client.parser import text_string_to_metric_families
+
+        out: dict[str, Any] = {}
+        for fam in text_string_to_metric_families(self.get("/metrics").decode()):
+            out[fam.name] = [(s.name, dict(s.labels), s.value) for s in fam.samples]
+        return out
+
+    def tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no worker log)"
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        for sig, wait in ((signal.SIGTERM, 20.0), (signal.SIGKILL, 5.0)):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.proc.wait(timeout=wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+# ------------------------------------------------------------------------------------------------ histograms
+
+
+def buckets(metrics: dict[str, Any], name: str, **labels: str) -> list[tuple[float, float]]:
+    """Cumulative (le, count) pairs of a histogram (the series with ``labels``), sorted by le."""
+    rows = [
+        (float(lb["le"]), v)
+        for n, lb, v in metrics.get(name, [])
+        if n == f"{name}_bucket" and all(lb.get(k) == x for k, x in labels.items())
+    ]
+    return sorted(rows)
+
+
+def total(metrics: dict[str, Any], name: str, sample: str, **labels: str) -> float:
+    return sum(
+        v for n, lb, v in metrics.get(name, []) if n == sample and all(lb.get(k) == x for k, x in labels.items())
+    )
+
+
+def minus(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    before = dict(b)
+    return [(le, c - before.get(le, 0.0)) for le, c in a]
+
+
+def quantile(q: float, cum: list[tuple[float, float]]) -> float | None:
+    """``histogram_quantile``: linear interpolation inside the bucket holding rank q * total; a rank in the
+    +Inf bucket returns the largest finite bound (the true value is larger)."""
+    if not cum or cum[-1][1] <= 0:
+        return None
+    rank = q * cum[-1][1]
+    lower, below = 0.0, 0.0
+    for le, c in cum:
+        if c >= rank:
+            if le == float("inf"):
+                return lower
+            return lower + (le - lower) * ((rank - below) / (c - below) if c > below else 1.0)
+        lower, below = le, c
+    return lower
+
+
+def summary(cum: list[tuple[float, float]]) -> dict[str, Any]:
+    top = max((le for le, _ in cum if le != float("inf")), default=0.0)
+    p50, p95 = quantile(0.5, cum), quantile(0.95, cum)
+    return {"count": int(cum[-1][1]) if cum else 0, "p50_s": _r(p50), "p95_s": _r(p95),
+            "p95_beyond_last_bucket": p95 is not None and p95 >= top}
+
+
+def _r(x: float | None, nd: int = 3) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def pct(xs: list[float], q: float) -> float | None:
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+# ------------------------------------------------------------------------------------------------ neo4j
+
+
+def driver(settings: Settings) -> Any:
+    import neo4j
+
+    return neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=None, notifications_min_severity="OFF")
+
+
+def q(label: str) -> str:
+    return "`" + label.replace("`", "``") + "`"
+
+
+def count(drv: Any, label: str, real_only: bool = True) -> int:
+    where = " WHERE n._stub IS NULL" if real_only else ""
+    recs, _, _ = drv.execute_query(f"MATCH (n:{q(label)}){where} RETURN count(n) AS c")
+    return int(recs[0]["c"])
+
+
+def wipe(drv: Any, labels: list[str]) -> None:
+    """Delete our labels' nodes, the source records they derive from, and orphaned bench source records."""
+    with drv.session() as s:
+        for label in labels:
+            s.run(
+                f"MATCH (n:{q(label)})-[:DERIVED_FROM]->(r:SourceRecord) "
+                "CALL { WITH r DETACH DELETE r } IN TRANSACTIONS OF 10000 ROWS"
+            ).consume()
+            s.run(f"MATCH (n:{q(label)}) CALL {{ WITH n DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS").consume()
+        s.run(
+            "MATCH (r:SourceRecord) WHERE r.file STARTS WITH $dir OR r.record_id STARTS WITH 'esc_bench_' "
+            "CALL { WITH r DETACH DELETE r } IN TRANSACTIONS OF 10000 ROWS",
+            dir=SUBDIR + "/",
+        ).consume()
+
+
+def drop_baseline_constraints(drv: Any, labels: list[str]) -> None:
+    for label in labels:
+        drv.execute_query(f"DROP CONSTRAINT {q('esc_bench_' + label)} IF EXISTS")
+
+
+# ------------------------------------------------------------------------------------------------ phases
+
+
+def load_phase(worker: Worker, drv: Any, tpch: Path, labels: dict[str, str], rows: dict[str, int],
+               timeout: float, say: Callable[[str], None]) -> dict[str, Any]:
+    staging = worker.data / SUBDIR
+    staging.mkdir(parents=True, exist_ok=True)
+    for t in TABLES:  # hidden names are ignored by the watcher; a rename makes each file appear whole
+        shutil.copyfile(tpch / f"{t}.csv", staging / f".{t}.csv.part")
+    t0 = time.perf_counter()
+    for t in TABLES:
+        (staging / f".{t}.csv.part").rename(staging / f"{t}.csv")
+    done: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    last_say = 0.0
+    while len(done) < len(TABLES):
+        elapsed = time.perf_counter() - t0
+        if elapsed > timeout or not worker.alive():
+            raise TimeoutError(
+                f"load not complete after {elapsed:.0f}s (worker alive: {worker.alive()}); Neo4j counts "
+                f"{counts} of {rows}; /healthz {_safe(lambda: worker.get('/healthz').decode())}\n"
+                f"--- worker log tail ---\n{worker.tail()}"
+            )
+        for t in TABLES:
+            if t in done:
+                continue
+            n = count(drv, labels[t], real_only=False)  # count store: cheap; stubs excluded only when it matters
+            if n >= rows[t]:
+                n = count(drv, labels[t])
+            counts[t] = n
+            if n >= rows[t]:
+                done[t] = round(time.perf_counter() - t0, 2)
+        if elapsed - last_say >= 30:
+            last_say = elapsed
+            health = _safe(lambda: worker.get("/healthz").decode())
+            say(f"  {elapsed:6.0f}s  " + " ".join(f"{t}={counts.get(t, 0)}/{rows[t]}" for t in TABLES)
+                + f"  healthz {health[:300]}")
+        time.sleep(1.0)
+    secs = time.perf_counter() - t0
+    total = sum(rows.values())
+    return {"records": total, "seconds": round(secs, 2), "records_per_s": round(total / secs, 1),
+            "table_done_at_s": done}
+
+
+def _safe(fn: Callable[[], str]) -> str:
+    try:
+        return fn()
+    except Exception as exc:  # diagnostics only
+        return f"({type(exc).__name__}: {exc})"
+
+
+async def _steady_push(settings: Settings, template: list[dict[str, str]], n: int, rate: float) -> float:
+    from streams.events import RecordEnvelope
+    from streams.runtime.kafka_io import producer
+
+    prod = producer(settings)
+    await prod.start()
+    t0 = time.perf_counter()
+    try:
+        step = max(1, int(rate / 10))
+        for i in range(0, n, step):
+            for j in range(i, min(n, i + step)):
+                payload = dict(template[j % len(template)])
+                payload["o_orderkey"] = str(10_000_000 + j)
+                env = RecordEnvelope(source="orders", record_id=f"esc_bench_steady_{j}", payload=payload,
+                                     event_time=datetime.now(UTC))
+                await prod.send(settings.topic("records"), env.model_dump_json().encode(), key=env.key().encode())
+            await asyncio.sleep(max(0.0, t0 + (i + step) / rate - time.perf_counter()))
+        await prod.flush()
+    finally:
+        await prod.stop()
+    return time.perf_counter() - t0
+
+
+def steady_phase(worker: Worker, drv: Any, tpch: Path, label: str, base: int, n: int, rate: float,
+                 timeout: float) -> dict[str, Any]:
+    with (tpch / "orders.csv").open(newline="") as fh:
+        template = [row for _, row in zip(range(1000), csv.DictReader(fh), strict=False)]
+    t0 = time.perf_counter()
+    sent_s = asyncio.run(_steady_push(worker.settings, template, n, rate))
+    while count(drv, label) < base + n:
+        if time.perf_counter() - t0 > timeout or not worker.alive():
+            raise TimeoutError(f"steady phase: {count(drv, label)} of {base + n} {label} nodes after "
+                               f"{time.perf_counter() - t0:.0f}s\n--- worker log tail ---\n{worker.tail()}")
+        time.sleep(0.5)
+    return {"records": n, "rate_per_s": rate, "send_seconds": round(sent_s, 2),
+            "seconds_to_last_upsert": round(time.perf_counter() - t0, 2)}
+
+
+async def _diff_trials(settings: Settings, run_id: str, trials: int, timeout: float) -> list[float | None]:
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    from streams.events import RecordEnvelope
+    from streams.runtime.kafka_io import producer
+
+    topic = settings.topic("schema.diffs")
+    cons = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, enable_auto_commit=False, group_id=None,
+                            fetch_max_wait_ms=20)
+    prod = producer(settings)
+    await cons.start()
+    await prod.start()
+    out: list[float | None] = []
+    try:
+        tp = TopicPartition(topic, 0)
+        cons.assign([tp])
+        await cons.seek_to_end(tp)
+        await cons.position(tp)
+        for i in range(trials):
+            name = f"bench_{run_id[-6:]}_f{i}"
+            payload = {"n_nationkey": str(1000 + i), "n_name": f"BENCH {i}", "n_regionkey": "0",
+                       "n_comment": "bench probe", name: str(i)}
+            env = RecordEnvelope(source="nation", record_id=f"esc_bench_probe_{i}", payload=payload,
+                                 event_time=datetime.now(UTC))
+            t0 = time.perf_counter()
+            await prod.send_and_wait(settings.topic("records"), env.model_dump_json().encode(), key=env.key().encode())
+            got: float | None = None
+            while got is None and time.perf_counter() - t0 < timeout:
+                batch = await cons.getmany(timeout_ms=100)
+                for msgs in batch.values():
+                    for m in msgs:
+                        if got is None and name in json.dumps(json.loads(m.value).get("data", {}).get("added", {})):
+                            got = time.perf_counter() - t0
+            out.append(got)
+            await asyncio.sleep(0.5)
+    finally:
+        await prod.stop()
+        await cons.stop()
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ baseline
+
+
+def _typed(rows: list[dict[str, str]]) -> dict[str, Callable[[str], Any]]:
+    conv: dict[str, Callable[[str], Any]] = {}
+    for col in rows[0] if rows else {}:
+        for fn in (int, float):
+            try:
+                for r in rows:
+                    fn(r[col])
+            except ValueError:
+                continue
+            conv[col] = fn
+            break
+    return conv
+
+
+def _rows(path: Path) -> Iterator[list[dict[str, Any]]]:
+    with path.open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        first = [row for _, row in zip(range(1000), reader, strict=False)]
+        conv = _typed(first)
+
+        def typed(row: dict[str, str]) -> dict[str, Any]:
+            out: dict[str, Any] = dict(row)
+            for col, fn in conv.items():
+                try:
+                    out[col] = fn(row[col])
+                except ValueError:
+                    pass
+            return out
+
+        batch = [typed(r) for r in first]
+        for row in reader:
+            if len(batch) >= BASELINE_BATCH:
+                yield batch
+                batch = []
+            batch.append(typed(row))
+        if batch:
+            yield batch
+
+
+def _baseline(uri: str, tpch: str, labels: dict[str, str], out: Any) -> None:
+    import neo4j
+
+    drv = neo4j.GraphDatabase.driver(uri, auth=None, notifications_min_severity="OFF")
+    per: dict[str, dict[str, Any]] = {}
+    t0 = time.perf_counter()
+    try:
+        for t in TABLES:
+            label, key = labels[t], TPCH_KEYS[t]
+            props = ", ".join(f"n.{q(k)}" for k in key)
+            drv.execute_query(f"CREATE CONSTRAINT {q('esc_bench_' + label)} IF NOT EXISTS "
+                              f"FOR (n:{q(label)}) REQUIRE ({props}) IS UNIQUE")
+            merge = ", ".join(f"{q(k)}: row.{q(k)}" for k in key)
+            query = f"UNWIND $rows AS row MERGE (n:{q(label)} {{{merge}}}) SET n += row"
+            ts, n = time.perf_counter(), 0
+            for batch in _rows(Path(tpch) / f"{t}.csv"):
+                drv.execute_query(query, rows=batch)
+                n += len(batch)
+            per[t] = {"records": n, "seconds": round(time.perf_counter() - ts, 2)}
+        secs = time.perf_counter() - t0
+        total = sum(p["records"] for p in per.values())
+        out.put({"records": total, "seconds": round(secs, 2), "records_per_s": round(total / secs, 1),
+                 "tables": per, "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)})
+    except Exception as exc:
+        out.put({"error": f"{type(exc).__name__}: {exc}"})
+    finally:
+        drv.close()
+
+
+def run_baseline(settings: Settings, tpch: Path, labels: dict[str, str]) -> dict[str, Any]:
+    ctx = mp.get_context("spawn")
+    qu = ctx.Queue()
+    proc = ctx.Process(target=_baseline, args=(settings.neo4j_uri, str(tpch), labels, qu))
+    proc.start()
+    result = qu.get()
+    proc.join()
+    if "error" in result:
+        raise RuntimeError(f"baseline failed: {result['error']}")
+    return dict(result)
+
+
+# ------------------------------------------------------------------------------------------------ cleanup
+
+
+async def _drop_topics(settings: Settings, run_id: str) -> list[str]:
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=15000)
+    await admin.start()
+    try:
+        mine = [t for t in await admin.list_topics() if t.startswith(run_id)]
+        if mine:
+            await admin.delete_topics(mine)
+        return mine
+    finally:
+        await admin.close()
+
+
+def drop_collection(settings: Settings, run_id: str) -> None:
+    from urllib.parse import urlparse
+
+    import weaviate
+
+    from agents.stores.weaviate import collection_name
+
+    url = urlparse(settings.weaviate_url)
+    client = weaviate.connect_to_local(host=url.hostname or "127.0.0.1", port=url.port or 8080,
+                                       grpc_port=settings.weaviate_grpc_port)
+    try:
+        name = collection_name(run_id)
+        if client.collections.exists(name):
+            client.collections.delete(name)
+    finally:
+        client.close()
+
+
+@contextmanager
+def cleanup_step(errors: list[str], what: str) -> Iterator[None]:
+    try:
+        yield
+    except Exception as exc:
+        errors.append(f"cleanup {what}: {type(exc).__name__}: {exc}")
+
+
+# ------------------------------------------------------------------------------------------------ main
+
+
+def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
+    run_id = f"escbench-{uuid.uuid4().hex[:8]}"
+    tpch = tpch_dir(args.sf)
+    rows = row_counts(tpch)
+    labels = assign_entity_names(list(TABLES))
+    base_labels = {t: label + BASELINE_SUFFIX for t, label in labels.items()}
+    stack = Settings()
+    drv = driver(stack)
+    root = Path(tempfile.mkdtemp(prefix="esc-bench-ingest-"))
+    worker = Worker(run_id, root)
+    res: dict[str, Any] = {"sf": args.sf, "run_id": run_id, "rows": rows, "labels": labels, "cpus": os.cpu_count()}
+    errors: list[str] = []
+    failed = True
+    try:
+        say(f"{run_id}: wiping TPC-H labels {sorted(labels.values())} (+{BASELINE_SUFFIX}) and bench source records")
+        wipe(drv, [*labels.values(), *base_labels.values()])
+        drop_baseline_constraints(drv, list(base_labels.values()))
+        worker.start()
+        worker.wait_ready(120)
+        say(f"worker pid {worker.proc and worker.proc.pid} on :{worker.port}, state {worker.state}; loading "
+            f"{sum(rows.values())} rows")
+        m0 = worker.metrics()
+        res["load"] = load_phase(worker, drv, tpch, labels, rows, args.timeout, say)
+        m1 = worker.metrics()
+        res["load"]["freshness"] = summary(minus(buckets(m1, "esc_freshness_seconds"),
+                                                 buckets(m0, "esc_freshness_seconds")))
+        res["load"]["records_in"] = int(total(m1, "esc_records_in", "esc_records_in_total"))
+        res["load"]["neo4j_writes"] = int(total(m1, "esc_records_out", "esc_records_out_total", store="neo4j"))
+        res["load"]["writes_per_row"] = {
+            t: round(total(m1, "esc_records_out", "esc_records_out_total", source=t, store="neo4j") / rows[t], 2)
+            for t in TABLES
+        }
+        res["load"]["healthz"] = json.loads(worker.get("/healthz"))
+        say(f"loaded in {res['load']['seconds']}s ({res['load']['records_per_s']} rec/s); steady phase")
+        if args.steady_records:
+            base = count(drv, labels["orders"])
+            res["steady"] = steady_phase(worker, drv, tpch, labels["orders"], base, args.steady_records,
+                                         args.steady_rate, args.timeout)
+            m2 = worker.metrics()
+            res["steady"]["freshness"] = summary(minus(buckets(m2, "esc_freshness_seconds"),
+                                                       buckets(m1, "esc_freshness_seconds")))
+        if args.diff_trials:
+            say(f"schema-diff latency: {args.diff_trials} trials")
+            lat = asyncio.run(_diff_trials(worker.settings, run_id, args.diff_trials, 30.0))
+            got = [x for x in lat if x is not None]
+            res["schema_diff"] = {"trials": len(lat), "received": len(got), "p50_s": _r(pct(got, 0.5)),
+                                  "p95_s": _r(pct(got, 0.95)), "max_s": _r(max(got, default=None)),
+                                  "all_s": [_r(x) for x in lat]}
+        m3 = worker.metrics()
+        res["extraction_batches"] = {
+            store: {"count": int(total(m3, "esc_extraction_batch_seconds", "esc_extraction_batch_seconds_count",
+                                       store=store)),
+                    "sum_s": round(total(m3, "esc_extraction_batch_seconds", "esc_extraction_batch_seconds_sum",
+                                         store=store), 2),
+                    **{k: v for k, v in summary(buckets(m3, "esc_extraction_batch_seconds", store=store)).items()
+                       if k in ("p50_s", "p95_s")}}
+            for store in ("neo4j", "weaviate")
+        }
+        res["contract_version"] = total(m3, "esc_contract_version", "esc_contract_version")
+        res["rss"] = {"worker": peak_rss(worker.proc.pid) if worker.proc else None}
+        res["nodes_final"] = {t: count(drv, labels[t]) for t in TABLES}  # more than rows: duplicate identities
+        failed = False
+    finally:
+        worker.stop()
+        if failed:
+            keep = Path(tempfile.gettempdir()) / f"{run_id}-worker.log"
+            with cleanup_step(errors, "keep log"):
+                shutil.copyfile(worker.log, keep)
+                say(f"worker log kept at {keep}")
+        with cleanup_step(errors, "wipe ours"):
+            wipe(drv, list(labels.values()))
+        with cleanup_step(errors, "topics"):
+            asyncio.run(_drop_topics(stack, run_id))
+        with cleanup_step(errors, "weaviate collection"):
+            drop_collection(stack, run_id)
+        shutil.rmtree(root, ignore_errors=True)
+    if not args.skip_baseline:
+        say("baseline: one process, UNWIND MERGE batches of 5000")
+        try:
+            res["baseline"] = run_baseline(stack, tpch, base_labels)
+            res["rss"]["baseline"] = {"peak_mib": res["baseline"].pop("peak_rss_mib")}
+            res["ratio"] = round(res["load"]["records_per_s"] / res["baseline"]["records_per_s"], 3)
+        finally:
+            with cleanup_step(errors, "wipe baseline"):
+                wipe(drv, list(base_labels.values()))
+                drop_baseline_constraints(drv, list(base_labels.values()))
+    res["rss"]["bench"] = {"peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
+    res["rss"]["servers_since_start"] = server_rss(stack.state_dir / "stack")
+    res["cleanup_errors"] = errors
+    drv.close()
+    return res
+
+
+def report(r: dict[str, Any]) -> None:
+    load, fr = r["load"], r["load"]["freshness"]
+    print(f"TPC-H SF {r['sf']}: {load['records']} rows, {r['cpus']} CPUs, run {r['run_id']}")
+    print(f"  ours (end to end)   {load['records_per_s']:>10.1f} records/s  ({load['seconds']} s; tables done at "
+          + ", ".join(f"{t} {s}s" for t, s in load["table_done_at_s"].items()) + ")")
+    if "baseline" in r:
+        b = r["baseline"]
+        print(f"  baseline (UNWIND)   {b['records_per_s']:>10.1f} records/s  ({b['seconds']} s)")
+        print(f"  ratio ours/baseline {r['ratio']:>10.3f}   (target >= 0.5)")
+    print(f"  freshness, load     p50 {fr['p50_s']} s  p95 {fr['p95_s']} s  ({fr['count']} upserts; from histogram "
+          "buckets)")
+    if "steady" in r:
+        s, sf = r["steady"], r["steady"]["freshness"]
+        print(f"  freshness, steady   p50 {sf['p50_s']} s  p95 {sf['p95_s']} s  ({sf['count']} upserts; "
+              f"{s['records']} pushed at {s['rate_per_s']}/s)   (target p95 <= 2 s)")
+    if "schema_diff" in r:
+        d = r["schema_diff"]
+        print(f"  schema-diff latency p50 {d['p50_s']} s  p95 {d['p95_s']} s  max {d['max_s']} s  "
+              f"({d['received']}/{d['trials']} received)   (target p95 <= 1 s)")
+    print("  writes per row      " + ", ".join(f"{t} {x}" for t, x in load["writes_per_row"].items())
+          + "  (backfill replays as the contract evolves)")
+    print(f"  neo4j writes {load['neo4j_writes']} for {load['records']} rows; extraction batches: "
+          + "; ".join(f"{k} n={v['count']} sum={v['sum_s']}s p50={v['p50_s']} p95={v['p95_s']}"
+                      for k, v in r["extraction_batches"].items()))
+    rss = r["rss"]
+    w = rss.get("worker") or {}
+    parts = [f"worker {w.get('peak_mib')} MiB (tree {w.get('tree_peak_mib')})", f"bench {rss['bench']['peak_mib']} MiB"]
+    if "baseline" in rss:
+        parts.append(f"baseline {rss['baseline']['peak_mib']} MiB")
+    parts += [f"{svc} {v['peak_mib']} MiB" for svc, v in rss["servers_since_start"].items() if v]
+    print("  peak RSS (VmHWM)    " + ", ".join(parts) + "  (servers: since they started)")
+    for e in r["cleanup_errors"]:
+        print(f"  ! {e}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--sf", default="0.1", help="TPC-H scale factor (default 0.1)")
+    ap.add_argument("--skip-baseline", action="store_true")
+    ap.add_argument("--json", action="store_true", help="print one JSON document")
+    ap.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed for the load (and steady) phase")
+    ap.add_argument("--steady-records", type=int, default=5000, help="orders rows pushed after the load (0: skip)")
+    ap.add_argument("--steady-rate", type=float, default=500.0, help="records/s of the steady phase")
+    ap.add_argument("--diff-trials", type=int, default=20, help="schema-diff latency trials (0: skip)")
+    args = ap.parse_args()
+
+    def say(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    r = run(args, say)
+    if args.json:
+        print(json.dumps(r, indent=2, default=str))
+    else:
+        report(r)
+
+
+if __name__ == "__main__":
+    main()
