@@ -1,0 +1,51 @@
+"""bench/ingest.py helpers: quantiles from cumulative histogram buckets (Prometheus histogram_quantile rules)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+ingest = pytest.importorskip("bench.ingest")
+
+INF = math.inf
+
+
+def test_quantile_interpolates_inside_the_bucket() -> None:
+    # 10 observations in (0, 1], 10 in (1, 2]: the median is the top of the first bucket, p75 halfway in the second.
+    cum = [(1.0, 10.0), (2.0, 20.0), (INF, 20.0)]
+    assert ingest.quantile(0.5, cum) == pytest.approx(1.0)
+    assert ingest.quantile(0.75, cum) == pytest.approx(1.5)
+    assert ingest.quantile(0.05, cum) == pytest.approx(0.1)
+
+
+def test_quantile_in_the_inf_bucket_is_the_last_finite_bound() -> None:
+    cum = [(1.0, 1.0), (300.0, 2.0), (INF, 10.0)]
+    assert ingest.quantile(0.95, cum) == 300.0
+    assert ingest.summary(cum)["p95_beyond_last_bucket"] is True
+
+
+def test_empty_histogram_has_no_quantile() -> None:
+    assert ingest.quantile(0.5, []) is None
+    assert ingest.quantile(0.5, [(1.0, 0.0), (INF, 0.0)]) is None
+
+
+def test_phase_difference_of_snapshots() -> None:
+    before = [(1.0, 5.0), (2.0, 5.0), (INF, 5.0)]
+    after = [(1.0, 5.0), (2.0, 9.0), (INF, 9.0)]
+    delta = ingest.minus(after, before)
+    assert delta == [(1.0, 0.0), (2.0, 4.0), (INF, 4.0)]
+    assert ingest.quantile(0.5, delta) == pytest.approx(1.5)
+
+
+def test_buckets_pick_the_labelled_series() -> None:
+    m = {
+        "h": [
+            ("h_bucket", {"store": "neo4j", "le": "1.0"}, 3.0),
+            ("h_bucket", {"store": "neo4j", "le": "+Inf"}, 4.0),
+            ("h_bucket", {"store": "weaviate", "le": "1.0"}, 7.0),
+            ("h_count", {"store": "neo4j"}, 4.0),
+        ]
+    }
+    assert ingest.buckets(m, "h", store="neo4j") == [(1.0, 3.0), (INF, 4.0)]
+    assert ingest.total(m, "h", "h_count", store="neo4j") == 4.0
