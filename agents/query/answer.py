@@ -8,6 +8,7 @@ Shape (DESIGN.md §3): ``{"answer", "citations": [{"source", "record_id", "locat
 from __future__ import annotations
 
 import re
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -51,8 +52,15 @@ def render_value(value: Any) -> Any:
         m = _MIDNIGHT.match(value.strip())
         return m.group(1) if m else value
     if isinstance(value, float):
-        return round(value, 2) if abs(value - round(value, 2)) < 1e-9 or abs(value) >= 0.01 else value
+        return round_2(value) if abs(value - round(value, 2)) < 1e-9 or abs(value) >= 0.01 else value
     return value
+
+
+def round_2(value: float) -> float:
+    """Two decimals, half away from zero like SQL's ROUND, after dropping float noise: a mean of integers that is
+    exactly x.875 arrives from a store's float accumulation as x.87499999999 and must still round to x.88."""
+    snapped = Decimal(repr(round(value, 9)))
+    return float(snapped.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 def _join(parts: list[Any]) -> Any:
