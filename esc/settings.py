@@ -27,6 +27,9 @@ class Settings:
     neo4j_port: int = field(default_factory=lambda: _port("ESC_NEO4J_PORT", 7687))
     weaviate_port: int = field(default_factory=lambda: _port("ESC_WEAVIATE_PORT", 8080))
     weaviate_grpc_port: int = field(default_factory=lambda: _port("ESC_WEAVIATE_GRPC_PORT", 50051))
+    # Weaviate's internal cluster ports: gossip (and data = gossip + 1), raft (and its RPC = raft + 1).
+    weaviate_gossip_port: int = field(default_factory=lambda: _port("ESC_WEAVIATE_GOSSIP_PORT", 7946))
+    weaviate_raft_port: int = field(default_factory=lambda: _port("ESC_WEAVIATE_RAFT_PORT", 8300))
     prometheus_port: int = field(default_factory=lambda: _port("ESC_PROMETHEUS_PORT", 19090))
     web_port: int = field(default_factory=lambda: _port("ESC_WEB_PORT", 6066))
     host: str = field(default_factory=lambda: _env("ESC_HOST", "127.0.0.1"))
