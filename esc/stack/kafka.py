@@ -6,13 +6,11 @@ import asyncio
 import base64
 import os
 import secrets
-import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from string import Template
 
 from esc.stack.install import maven_libs, run_step
-from esc.stack.process import log_contains, wait_until
 from esc.stack.services import OPS_DIR, Service, StackError, java_binary, read_flags
 
 KAFKA_VERSION = "3.9.1"
@@ -46,6 +44,8 @@ def describe_cluster(bootstrap: str, timeout_s: float = 5.0) -> dict[str, object
 
 
 class Kafka(Service):
+    ready_line = READY_LINE
+    ready_check = "an admin DescribeCluster call"
     name = "kafka"
     start_timeout = 120.0
     stop_timeout = 30.0
@@ -130,21 +130,3 @@ class Kafka(Service):
     def ready(self) -> bool:
         describe_cluster(self.address, timeout_s=3.0)
         return True
-
-    def wait_ready(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
-        import time
-
-        deadline = time.monotonic() + timeout
-        wait_until(
-            lambda: log_contains(self.log_file, READY_LINE),
-            timeout=timeout,
-            what=f'log line "{READY_LINE}"',
-            proc=proc,
-        )
-        wait_until(
-            self.ready,
-            timeout=max(5.0, deadline - time.monotonic()),
-            what="an admin DescribeCluster call",
-            proc=proc,
-            interval=0.5,
-        )

@@ -6,13 +6,10 @@ import hashlib
 import os
 import re
 import shutil
-import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from esc.stack.install import maven_libs, run_step
-from esc.stack.process import log_contains, wait_until
 from esc.stack.services import OPS_DIR, Service, StackError, java_binary, read_flags
 
 READY_LINE = "ESC_NEO4J_READY"
@@ -41,6 +38,8 @@ def bolt_ping(uri: str, timeout_s: float = 3.0) -> bool:
 
 
 class Neo4j(Service):
+    ready_line = READY_LINE
+    ready_check = "Bolt RETURN 1"
     name = "neo4j"
     start_timeout = 180.0
     stop_timeout = 45.0  # a clean shutdown checkpoints and drains Bolt (~10 s)
@@ -124,19 +123,3 @@ class Neo4j(Service):
 
     def ready(self) -> bool:
         return bolt_ping(self.address)
-
-    def wait_ready(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        wait_until(
-            lambda: log_contains(self.log_file, READY_LINE),
-            timeout=timeout,
-            what=f'line "{READY_LINE}"',
-            proc=proc,
-        )
-        wait_until(
-            self.ready,
-            timeout=max(5.0, deadline - time.monotonic()),
-            what="Bolt RETURN 1",
-            proc=proc,
-            interval=0.5,
-        )

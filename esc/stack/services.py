@@ -144,11 +144,28 @@ class Service(ABC):
     def ready(self) -> bool:
         """A real client-level check that the server serves requests (status uses it too)."""
 
-    def wait_ready(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
-        """Block until the freshly started ``proc`` is ready. Default: poll ``ready()``."""
-        from esc.stack.process import wait_until
+    ready_line: ClassVar[str | None] = None
+    """A log line the server prints when it has started; waited for before the first ``ready()`` call."""
+    ready_check: ClassVar[str] = "readiness"
+    """What ``ready()`` does, for error messages (e.g. "Bolt RETURN 1")."""
 
-        wait_until(self.ready, timeout=timeout, what=f"{self.name} readiness", proc=proc, interval=0.5)
+    def wait_ready(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
+        """Block until the freshly started ``proc`` is ready: its ready log line (if any), then ``ready()``."""
+        import time
+
+        from esc.stack.process import log_contains, wait_until
+
+        deadline = time.monotonic() + timeout
+        line = self.ready_line
+        if line is not None:
+            wait_until(lambda: log_contains(self.log_file, line), timeout=timeout, what=f'log line "{line}"', proc=proc)
+        wait_until(
+            self.ready,
+            timeout=max(5.0, deadline - time.monotonic()),
+            what=f"{self.name} {self.ready_check}",
+            proc=proc,
+            interval=0.5,
+        )
 
     # --- lifecycle -----------------------------------------------------------------------------------------------
     def pid(self) -> int | None:
