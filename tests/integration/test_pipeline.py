@@ -134,15 +134,16 @@ def test_sigkill_mid_ingest_then_restart_equals_clean_run(
 ) -> None:
     truth = chinook_labels
     worker = Worker(tmp_path).start()
-    drop_chinook(worker.data)
-    # Kill once part of the data is in the graph: mid-ingest, with records in flight and offsets uncommitted.
-    poll(lambda: graph_counts(neo4j_driver, truth)["nodes"]["Album"][0], lambda n: n > 0, 180, "first writes", worker.log)
-    worker.kill()
-    partial = graph_counts(neo4j_driver, truth)
-    want = expected_counts(truth)
-    assert partial != want, "the worker finished before it was killed: the test did not test a crash"
-    worker.start()
     try:
+        drop_chinook(worker.data)
+        # Kill once part of the data is in the graph: mid-ingest, with records in flight and offsets uncommitted.
+        poll(lambda: graph_counts(neo4j_driver, truth)["nodes"]["Album"][0], lambda n: n > 0, 180, "first writes",
+             worker.log)
+        worker.kill()
+        partial = graph_counts(neo4j_driver, truth)
+        want = expected_counts(truth)
+        assert partial != want, "the worker finished before it was killed: the test did not test a crash"
+        worker.start()
         got = poll(lambda: graph_counts(neo4j_driver, truth), lambda g: g == want, 300, "convergence after restart",
                    worker.log)
         assert got == want  # nothing lost, nothing duplicated (counts equal the truth exactly)
