@@ -65,7 +65,11 @@ class Worker:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
-        poll(self.health, lambda h: h.get("ok") is True, 90, "the worker's /healthz", self.log)
+        try:
+            poll(self.health, lambda h: h.get("ok") is True, 90, "the worker's /healthz", self.log)
+        except BaseException:
+            self.stop()  # never leave a half-started worker behind
+            raise
         return self
 
     def health(self) -> dict[str, Any]:
