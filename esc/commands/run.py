@@ -80,7 +80,7 @@ def _up_embedded(settings: Settings, data: Path | None, mode: Mode, loglevel: st
         raise typer.Exit(2)
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from agents.stores.embedded.db import StoreLocked
-    from streams.runtime.inprocess import serve_embedded
+    from streams.runtime.inprocess_http import serve_embedded
 
     base = f"http://{settings.host}:{settings.web_port}"
     typer.echo(
