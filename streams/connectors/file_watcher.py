@@ -19,7 +19,7 @@ import hashlib
 import json
 import logging
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
@@ -74,6 +74,20 @@ def dead_letter_for(rej: Rejected) -> DeadLetter:
     )
 
 
+def delivery_order(paths: Iterable[Path]) -> list[Path]:
+    """Deletions first, then files from the smallest up (then by name). In a bulk drop the small reference
+    tables then settle before the large tables that point at them, so a large table's foreign keys are already
+    known when it settles and its records are written once, instead of once more per late foreign key."""
+
+    def key(p: Path) -> tuple[int, int, str]:
+        try:
+            return (1, p.stat().st_size, p.as_posix())
+        except FileNotFoundError:
+            return (0, 0, p.as_posix())
+
+    return sorted(paths, key=key)
+
+
 class Manifest:
     """Content hashes of files fully delivered, persisted as JSON (written atomically)."""
 
@@ -121,14 +135,13 @@ class FileWatcher(Connector):
         self.root.mkdir(parents=True, exist_ok=True)
         await self.scan_once()
         async for changes in awatch(self.root, debounce=300, step=50, recursive=True):
-            paths = sorted({Path(p) for _, p in changes})
-            for path in paths:
+            for path in delivery_order({Path(p) for _, p in changes}):
                 await self.process(path)
 
     async def scan_once(self) -> int:
         """Deliver every file under root that is new or changed since the manifest; returns files delivered."""
         delivered = 0
-        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
+        for path in delivery_order(p for p in self.root.rglob("*") if p.is_file()):
             delivered += await self.process(path)
         return delivered
 
