@@ -27,6 +27,8 @@ What it does (the stack must be up: ``esc stack up``; it is shared, so everythin
    only: no source-record provenance, no foreign-key edges, no profiling, no Kafka, which our pipeline does too.
    The headline is ours / baseline records/s.
 
+``--worker-profile FILE`` runs the worker under cProfile (for diagnosis: the numbers are then slower).
+
 The worker is stopped (SIGTERM, then SIGKILL), and the labels, source records, baseline constraints, the run's
 Kafka topics and Weaviate collection are removed even when a phase fails.
 """
@@ -124,8 +126,9 @@ def free_port() -> int:
 class Worker:
     """``esc up --data DIR`` in its own process group, isolated by app id, topic prefix, state dir and port."""
 
-    def __init__(self, run_id: str, root: Path) -> None:
+    def __init__(self, run_id: str, root: Path, profile: Path | None = None) -> None:
         self.root = root
+        self.profile = profile
         self.data = root / "drop"
         self.state = root / "state"
         self.log = root / "worker.log"
@@ -145,9 +148,12 @@ class Worker:
     def start(self) -> None:
         self.data.mkdir(parents=True, exist_ok=True)
         esc = str(Path(sys.executable).parent / "esc")
+        cmd = [esc, "up", "--data", str(self.data)]
+        if self.profile is not None:  # cProfile writes the file when the worker exits after SIGTERM
+            cmd = [sys.executable, "-m", "cProfile", "-o", str(self.profile), *cmd]
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(
-                [esc, "up", "--data", str(self.data)], env=self.env, stdout=log, stderr=subprocess.STDOUT,
+                cmd, env=self.env, stdout=log, stderr=subprocess.STDOUT,
                 cwd=str(self.root), start_new_session=True,
             )
 
@@ -243,7 +249,14 @@ def summary(cum: list[tuple[float, float]]) -> dict[str, Any]:
     top = max((le for le, _ in cum if le != float("inf")), default=0.0)
     p50, p95 = quantile(0.5, cum), quantile(0.95, cum)
     return {"count": int(cum[-1][1]) if cum else 0, "p50_s": _r(p50), "p95_s": _r(p95),
+            "p50_beyond_last_bucket": p50 is not None and p50 >= top,
             "p95_beyond_last_bucket": p95 is not None and p95 >= top}
+
+
+def show(h: dict[str, Any], q: str) -> str:
+    """A histogram quantile for printing: '> 300' when it lies in the +Inf bucket."""
+    v = h[f"{q}_s"]
+    return "n/a" if v is None else (f"> {v:g}" if h.get(f"{q}_beyond_last_bucket") else f"{v:g}")
 
 
 def _r(x: float | None, nd: int = 3) -> float | None:
@@ -565,7 +578,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     stack = Settings()
     drv = driver(stack)
     root = Path(tempfile.mkdtemp(prefix="esc-bench-ingest-"))
-    worker = Worker(run_id, root)
+    worker = Worker(run_id, root, Path(args.worker_profile).resolve() if args.worker_profile else None)
     res: dict[str, Any] = {"sf": args.sf, "run_id": run_id, "rows": rows, "labels": labels, "cpus": os.cpu_count()}
     errors: list[str] = []
     failed = True
@@ -658,11 +671,11 @@ def report(r: dict[str, Any]) -> None:
         b = r["baseline"]
         print(f"  baseline (UNWIND)   {b['records_per_s']:>10.1f} records/s  ({b['seconds']} s)")
         print(f"  ratio ours/baseline {r['ratio']:>10.3f}   (target >= 0.5)")
-    print(f"  freshness, load     p50 {fr['p50_s']} s  p95 {fr['p95_s']} s  ({fr['count']} upserts; from histogram "
+    print(f"  freshness, load     p50 {show(fr, 'p50')} s  p95 {show(fr, 'p95')} s  ({fr['count']} upserts; from histogram "
           "buckets)")
     if "steady" in r:
         s, sf = r["steady"], r["steady"]["freshness"]
-        print(f"  freshness, steady   p50 {sf['p50_s']} s  p95 {sf['p95_s']} s  ({sf['count']} upserts; "
+        print(f"  freshness, steady   p50 {show(sf, 'p50')} s  p95 {show(sf, 'p95')} s  ({sf['count']} upserts; "
               f"{s['records']} pushed at {s['rate_per_s']}/s)   (target p95 <= 2 s)")
     if "schema_diff" in r:
         d = r["schema_diff"]
@@ -692,6 +705,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed for the load (and steady) phase")
     ap.add_argument("--steady-records", type=int, default=5000, help="orders rows pushed after the load (0: skip)")
     ap.add_argument("--steady-rate", type=float, default=500.0, help="records/s of the steady phase")
+    ap.add_argument("--worker-profile", default="", help="run the worker under cProfile, write the stats here "
+                    "(diagnosis only: it slows the worker down)")
     ap.add_argument("--diff-trials", type=int, default=20, help="schema-diff latency trials (0: skip)")
     args = ap.parse_args()
 
