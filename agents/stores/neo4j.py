@@ -95,8 +95,8 @@ class Neo4jGraphStore(GraphStore):
         return written
 
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
-        """MERGE edges from existing entities; a target not seen yet is MERGEd as a stub (``_stub = true``) that
-        its own record fills in later, so arrival order never loses an edge."""
+        """MERGE edges; an endpoint not seen yet (a target, or a nested child's parent written by another batch)
+        is MERGEd as a stub (``_stub = true``) that its own record fills in, so arrival order never loses an edge."""
         groups: dict[tuple[str, str, tuple[str, ...], str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
             fk, tk = tuple(row.from_key), tuple(row.to_key)
@@ -113,10 +113,11 @@ class Neo4jGraphStore(GraphStore):
             tmap = ", ".join(f"{ident(k)}: row.t[{i}]" for i, k in enumerate(tk))
             query = (
                 "UNWIND $rows AS row "
-                f"MATCH (a:{ident(flabel)} {{{fmap}}}) "
+                f"MERGE (a:{ident(flabel)} {{{fmap}}}) ON CREATE SET a._stub = true "
                 f"MERGE (b:{ident(tlabel)} {{{tmap}}}) ON CREATE SET b._stub = true "
                 f"MERGE (a)-[r:{ident(rtype)}]->(b) SET r._contract_version = row.v"
             )
+            self.ensure_entity_key(flabel, fk)
             self.ensure_entity_key(tlabel, tk)
             for part in chunks(params):
                 summary = self._driver.execute_query(query, rows=part, database_=self._database).summary

@@ -87,14 +87,19 @@ def test_edge_to_unseen_target_is_a_stub_its_record_fills(graph_store: GraphStor
     assert cites(filled) == {cite(asrc, 10)}
 
 
-def test_edge_from_missing_source_is_not_written(graph_store: GraphStore, names: Names) -> None:
-    track, album = names.label("Track"), names.label("Album")
+def test_edge_before_both_endpoints_makes_stubs_their_records_fill(graph_store: GraphStore, names: Names) -> None:
+    """A nested child's edge from its parent can be written before the parent's own record (another partition)."""
+    track, album, src = names.label("Track"), names.label("Album"), names.source("tracks")
     edge = EdgeWrite(
         type="ON_ALBUM", from_label=track, from_key={"id": 99}, to_label=album, to_key={"aid": 1}
     )
     graph_store.upsert_edges([edge])
-    assert graph_store.count(album) == 0
-    assert graph_store.count(track) == 0
+    assert graph_store.count(album) == 1 and graph_store.count(track) == 1  # both stubs, linked
+    graph_store.upsert_entities([entity(track, {"id": 99}, {"name": "late"}, src, 99)])
+    graph_store.upsert_entities([entity(album, {"aid": 1}, {"title": "A"}, src, 1)])
+    assert graph_store.count(album) == 1 and graph_store.count(track) == 1  # filled, not duplicated
+    linked = neighbours(graph_store, track, {"id": 99}, "ON_ALBUM", "out", album, "title")
+    assert [r.values for r in linked] == [{"title": "A"}]
 
 
 def test_edges_are_idempotent(graph_store: GraphStore, names: Names) -> None:

@@ -200,8 +200,9 @@ class EmbeddedGraphStore(GraphStore):
         return written
 
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
-        """Edges from existing entities; a target not seen yet is created as a stub (``stub = true``, props = its
-        key) that its own record fills in later, so arrival order never loses an edge. Returns edges written."""
+        """Edges; an endpoint not seen yet (a target, or a nested child's parent written by another batch) is
+        created as a stub (``stub = true``, props = its key) that its own record fills in later, so arrival order
+        never loses an edge. Returns edges written."""
         edges: dict[tuple[str, int, int], int] = {}
         stubs: dict[int, tuple[str, str, str]] = {}
         for row in rows:
@@ -219,6 +220,7 @@ class EmbeddedGraphStore(GraphStore):
                 continue
             src, dst = entity_id(row.from_label, row.from_key), entity_id(row.to_label, row.to_key)
             edges[(row.type, src, dst)] = row.contract_version
+            stubs.setdefault(src, (row.from_label, key_json(row.from_key), _dumps(_finite(to_properties(row.from_key)))))
             stubs[dst] = (row.to_label, key_json(row.to_key), _dumps(_finite(to_properties(row.to_key))))
         if not edges:
             return 0
@@ -242,14 +244,11 @@ class EmbeddedGraphStore(GraphStore):
             con.register("esc_edges", batch)
             con.register("esc_targets", targets)
             try:
-                # only edges whose source exists (MATCH (a)); their missing targets become stubs (MERGE (b))
-                con.execute(
-                    "CREATE OR REPLACE TEMP TABLE esc_live AS SELECT e.* FROM esc_edges e "
-                    "WHERE EXISTS (SELECT 1 FROM entities n WHERE n.eid = e.src)"
-                )
+                # like MERGE (a) MERGE (b): an endpoint not seen yet becomes a stub its own record fills in
+                con.execute("CREATE OR REPLACE TEMP TABLE esc_live AS SELECT e.* FROM esc_edges e")
                 con.execute(
                     "INSERT INTO entities SELECT t.eid, t.label, t.key_json, t.props::JSON, NULL, true "
-                    "FROM esc_targets t WHERE t.eid IN (SELECT dst FROM esc_live) ON CONFLICT DO NOTHING"
+                    "FROM esc_targets t ON CONFLICT DO NOTHING"
                 )
                 con.execute(
                     "INSERT INTO edges SELECT type, src, dst, v FROM esc_live "

@@ -49,11 +49,10 @@ class RecordingGraph(GraphStore):
         n = 0
         for r in rows:
             a, b = node_id(r.from_label, r.from_key), node_id(r.to_label, r.to_key)
-            if a not in self.nodes:
-                continue  # MATCH on the from side
-            if b not in self.nodes:
-                self.nodes[b] = dict(r.to_key)
-                self.stubs.add(b)
+            for node, key in ((a, r.from_key), (b, r.to_key)):  # MERGE both ends: unseen ones become stubs
+                if node not in self.nodes:
+                    self.nodes[node] = dict(key)
+                    self.stubs.add(node)
             self.edges[(r.type, a, b)] = r.contract_version
             n += 1
         return n
