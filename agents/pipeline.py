@@ -174,6 +174,7 @@ class ExtractionWorker:
         self.contract: Contract | None = None
         self._lock = asyncio.Lock()  # one writer at a time: live batches and backfill share the ingestor
         self._queue: asyncio.Queue[ReplayPlan] = asyncio.Queue()
+        self._queued: set[str] = set()  # sources in queued plans (not started yet)
         self.backfilled = 0
         # Durable per-worker state: which sources were written, and which were deferred (their records may be
         # only in the log after a restart). Offsets of deferred records are committed, so without this a crash
@@ -223,7 +224,7 @@ class ExtractionWorker:
             # A contract may have arrived while this batch was being planned with the older one.
             ready = {s for s in {e.source for e in result.deferred} if covers(self.contract, s)}
             if ready:
-                self._queue.put_nowait(ReplayPlan(version=self.contract.version, ready=ready))
+                self._enqueue(ReplayPlan(version=self.contract.version, ready=ready))
         return result
 
     def on_contract(self, contract: Contract) -> ReplayPlan | None:
@@ -239,7 +240,10 @@ class ExtractionWorker:
                 to_version=contract.version,
                 added=diff_items(previous, contract),
             )
-        plan = plan_replay(contract, diff, self.ingestor.ingested, self.deferred.sources())
+        # Sources queued or being backfilled count as ingested: their replay may already be planned with the older
+        # contract, so what this version adds to them needs a replay of its own.
+        written = self.ingestor.ingested | self.tracker.pending() | self._queued
+        plan = plan_replay(contract, diff, written, self.deferred.sources())
         self.contract = contract
         self.ingestor.use(contract)
         covered = {s for s in contract.sources if covers(contract, s)}
@@ -252,9 +256,13 @@ class ExtractionWorker:
         plan.replay |= self.log_only & covered
         plan.replay -= plan.rekey
         if plan:
-            self._queue.put_nowait(plan)
+            self._enqueue(plan)
             return plan
         return None
+
+    def _enqueue(self, plan: ReplayPlan) -> None:
+        self._queued |= plan.rekey | plan.replay | plan.ready
+        self._queue.put_nowait(plan)
 
     async def run_backfill(self, stop: asyncio.Event | None = None) -> None:
         """Drain queued replay plans forever (or until ``stop``); coalesces plans queued meanwhile."""
@@ -269,7 +277,8 @@ class ExtractionWorker:
             await self.backfill(plan)
 
     async def backfill(self, plan: ReplayPlan) -> int:
-        order = self.tracker.start(plan)
+        order = self.tracker.start(plan)  # pending in the tracker from here on
+        self._queued -= {s for s, _ in order}
         if not order:
             return 0
         log.info("backfill for contract v%s: %s", plan.version, ", ".join(s for s, _ in order))

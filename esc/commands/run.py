@@ -12,6 +12,8 @@ answers on the default port. The mode and the reason are printed.
 
 from __future__ import annotations
 
+import faulthandler
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +52,8 @@ def up(
     loglevel: str = typer.Option("info", "--loglevel"),
 ) -> None:
     """Run the ESC worker: drop folder -> records -> contract, graph and vectors, with /metrics over HTTP."""
+    # `kill -USR1 <pid>` prints every thread's stack to stderr: how to see where a stuck worker waits.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     settings = load()
     mode = choose_mode(settings, embedded)
     if mode.embedded:

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from agents.backfill import plan_replay
 from agents.embedding import HashingEmbedder
 from agents.extractors import PENDING
 from agents.ingest import Ingestor
@@ -135,3 +136,31 @@ def test_tombstones_become_retractions_and_bad_keys_dead_letters() -> None:
     item = envelope_or_dead(b"Artist\x1fr1", None)
     assert isinstance(item, RecordEnvelope) and item.deleted and item.record_id == "r1"
     assert isinstance(envelope_or_dead(b"no-separator", None), DeadLetter)
+
+
+def test_a_version_arriving_while_a_backfill_is_queued_replays_that_source_again(tmp_path: Path) -> None:
+    """v1 covers Album without its FK; Album's backfill is queued (not run) when v2 adds Album -> Artist: the new
+    version must replay Album too, or the queued backfill (planned under v1) would leave the edges out."""
+
+    async def run() -> None:
+        graph, log = RecordingGraph(), Log()
+        w = new_worker(graph, log, tmp_path / "state.json")
+        full = contract(artist_covered=True)
+        v1 = full.model_copy(
+            update={
+                "foreign_keys": [fk for fk in full.foreign_keys if fk.from_.source != "Album"],
+                "relationships": [r for r in full.relationships if r.from_entity != "Album"],
+                "version": 1,
+                "content_hash": "v1",
+            }
+        )
+        w.on_contract(v1)
+        log.records += ALBUMS
+        await w.on_records(messages(ALBUMS))  # written live under v1: no FK edges yet
+        assert "Album" in w.ingestor.ingested
+        w.ingestor.ingested.clear()  # as if Album's records were still waiting in a queued backfill
+        w._enqueue(plan_replay(v1, None, set(), {"Album"}))
+        plan = w.on_contract(full.model_copy(update={"version": 2, "content_hash": "v2"}))
+        assert plan is not None and "Album" in plan.replay
+
+    asyncio.run(run())
