@@ -30,8 +30,21 @@ def poll(fn: Callable[[], Any], ok: Callable[[Any], bool], timeout: float, what:
         except Exception as exc:  # the store may not know our labels yet
             last = exc
         time.sleep(0.5)
-    tail = log.read_text("utf-8", errors="replace")[-5000:] if log is not None and log.exists() else "(no log)"
+    dump_stacks()  # where live workers wait: faulthandler writes every thread's stack into their logs
+    tail = log.read_text("utf-8", errors="replace")[-12000:] if log is not None and log.exists() else "(no log)"
     pytest.fail(f"timed out after {timeout}s waiting for {what}; last={last!r}\n--- worker log ---\n{tail}")
+
+
+_ACTIVE: list[Worker] = []
+
+
+def dump_stacks() -> None:
+    """Ask every running worker for its thread stacks (SIGUSR1, see esc/commands/run.py)."""
+    for w in _ACTIVE:
+        if w.proc is not None and w.proc.poll() is None:
+            os.kill(w.proc.pid, signal.SIGUSR1)
+    if _ACTIVE:
+        time.sleep(2)
 
 
 def free_port() -> int:
@@ -65,6 +78,7 @@ class Worker:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        _ACTIVE.append(self)
         try:
             poll(self.health, lambda h: h.get("ok") is True, 90, "the worker's /healthz", self.log)
         except BaseException:
@@ -81,6 +95,8 @@ class Worker:
             return dict(json.load(resp))
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         if self.proc is None or self.proc.poll() is not None:
             return
         os.killpg(self.proc.pid, sig)
