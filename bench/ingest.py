@@ -5,21 +5,23 @@
 
 What it does (the stack must be up: ``esc stack up``; it is shared, so everything here is isolated and cleaned up):
 
-1. Generates TPC-H (``tpchgen-cli``, cached under ~/.cache/esc/tpch/sf<N>) and wipes the TPC-H labels (ours and
-   ``<Label>_baseline``) and their source records left by an earlier run.
+1. Generates TPC-H (``tpchgen-cli``, cached under ~/.cache/esc/tpch/sf<N>) and wipes the bench's labels (ours and
+   ``<Label>_baseline``) and their source records left by an earlier run. The files are dropped as
+   ``escbench_<table>.csv``, so sources are ``escbench_orders`` ... and labels ``EscbenchOrder`` ...: the graph is
+   shared, and plain ``Customer`` / ``Order`` / ``Part`` are labels of other data sets too.
 2. Starts ``esc up --data DIR`` as a subprocess with its own ``ESC_APP_ID`` / ``ESC_TOPIC_PREFIX`` /
    ``ESC_STATE_DIR`` / ``ESC_WEB_PORT`` (isolated on Kafka), moves the CSV files into ``DIR/esc_bench_tpch/`` and
    polls Neo4j until every table's label holds its row count (stub nodes excluded): **end-to-end records/s** =
    rows / (files dropped -> last row in Neo4j). A file-fed source is deferred until its file is completely read
    and the contract settles, then backfilled, so the initial-load freshness includes that wait.
-3. Steady state: pushes ``--steady-records`` new ``orders`` rows on ``<prefix>.records`` at ``--steady-rate``/s
+3. Steady state: pushes ``--steady-records`` new ``escbench_orders`` rows on ``<prefix>.records`` at ``--steady-rate``/s
    (event time = send time) and waits for them in Neo4j. **Freshness** (event time -> upsert) p50/p95 for the
    initial load and for this phase come from the worker's ``esc_freshness_seconds`` histogram (the difference of
    snapshots taken before and after each phase), as quantiles interpolated linearly inside buckets, the way
    Prometheus' ``histogram_quantile`` does: they are only as fine as the buckets (0.05 .. 300 s), and the steady
    one includes any replay the worker runs meanwhile. So the steady phase is also measured directly: every 25th
    pushed record, send -> its node readable in Neo4j (polled every 0.1 s).
-4. **Schema-diff latency**: ``--diff-trials`` times, pushes one ``nation`` record carrying a brand-new field while
+4. **Schema-diff latency**: ``--diff-trials`` times, pushes one ``escbench_nation`` record carrying a brand-new field while
    a consumer tails ``<prefix>.schema.diffs``; latency = send -> the diff event naming that field is received.
 5. **Peak RSS** (``VmHWM``) of the worker (and its children), of this process, of the baseline process, and of the
    stack's servers (their peak since they started, read from ``<state>/stack/<svc>/<svc>.pid``).
@@ -68,6 +70,9 @@ from contract.entities import assign_entity_names  # noqa: E402
 from esc.settings import Settings  # noqa: E402
 
 SUBDIR = "esc_bench_tpch"
+PREFIX = "escbench_"
+"""Files are dropped as ``escbench_<table>.csv``: sources ``escbench_orders`` ..., labels ``EscbenchOrder`` ...
+The graph is shared, and plain TPC-H labels (``Customer``, ``Order``, ``Part``) collide with other data sets'."""
 BASELINE_SUFFIX = "_baseline"
 BASELINE_BATCH = 5000
 SERVICES = ("kafka", "neo4j", "weaviate", "prometheus")
@@ -337,10 +342,10 @@ def load_phase(worker: Worker, drv: Any, tpch: Path, labels: dict[str, str], row
     staging = worker.data / SUBDIR
     staging.mkdir(parents=True, exist_ok=True)
     for t in TABLES:  # hidden names are ignored by the watcher; a rename makes each file appear whole
-        shutil.copyfile(tpch / f"{t}.csv", staging / f".{t}.csv.part")
+        shutil.copyfile(tpch / f"{t}.csv", staging / f".{PREFIX}{t}.csv.part")
     t0 = time.perf_counter()
     for t in TABLES:
-        (staging / f".{t}.csv.part").rename(staging / f"{t}.csv")
+        (staging / f".{PREFIX}{t}.csv.part").rename(staging / f"{PREFIX}{t}.csv")
     done: dict[str, float] = {}
     counts: dict[str, int] = {}
     last_say = 0.0
@@ -399,7 +404,7 @@ async def _steady_push(
             for j in range(i, min(n, i + step)):
                 payload = dict(template[j % len(template)])
                 payload["o_orderkey"] = str(STEADY_KEY + j)
-                env = RecordEnvelope(source="orders", record_id=f"esc_bench_steady_{j}", payload=payload,
+                env = RecordEnvelope(source=PREFIX + "orders", record_id=f"esc_bench_steady_{j}", payload=payload,
                                      event_time=datetime.now(UTC))
                 if j % SAMPLE_EVERY == 0:
                     sent[STEADY_KEY + j] = time.perf_counter()
@@ -475,7 +480,7 @@ async def _diff_trials(settings: Settings, run_id: str, trials: int, timeout: fl
             name = f"bench_{run_id[-6:]}_f{i}"
             payload = {"n_nationkey": str(1000 + i), "n_name": f"BENCH {i}", "n_regionkey": "0",
                        "n_comment": "bench probe", name: str(i)}
-            env = RecordEnvelope(source="nation", record_id=f"esc_bench_probe_{i}", payload=payload,
+            env = RecordEnvelope(source=PREFIX + "nation", record_id=f"esc_bench_probe_{i}", payload=payload,
                                  event_time=datetime.now(UTC))
             t0 = time.perf_counter()
             await prod.send_and_wait(settings.topic("records"), env.model_dump_json().encode(), key=env.key().encode())
@@ -557,8 +562,10 @@ def _baseline(uri: str, tpch: str, labels: dict[str, str], out: Any) -> None:
             per[t] = {"records": n, "seconds": round(time.perf_counter() - ts, 2)}
         secs = time.perf_counter() - t0
         total = sum(p["records"] for p in per.values())
+        # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across fork + exec, so a spawned child would report at
+        # least the parent's RSS at the time it was started.
         out.put({"records": total, "seconds": round(secs, 2), "records_per_s": round(total / secs, 1),
-                 "tables": per, "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)})
+                 "tables": per, "peak_rss_mib": peak_rss(os.getpid())["peak_mib"]})
     except Exception as exc:
         out.put({"error": f"{type(exc).__name__}: {exc}"})
     finally:
@@ -627,7 +634,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     run_id = f"escbench-{uuid.uuid4().hex[:8]}"
     tpch = tpch_dir(args.sf)
     rows = row_counts(tpch)
-    labels = assign_entity_names(list(TABLES))
+    labels = {t: assign_entity_names([PREFIX + x for x in TABLES])[PREFIX + t] for t in TABLES}
     base_labels = {t: label + BASELINE_SUFFIX for t, label in labels.items()}
     stack = Settings()
     drv = driver(stack)
@@ -638,7 +645,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     res["rss"] = {}
     if not args.baseline_only:
         try:
-            say(f"{run_id}: wiping TPC-H labels {sorted(labels.values())} (+{BASELINE_SUFFIX}) and bench source records")
+            say(f"{run_id}: wiping bench labels {sorted(labels.values())} (+{BASELINE_SUFFIX}) and bench source records")
             wipe(drv, [*labels.values(), *base_labels.values()])
             drop_baseline_constraints(drv, list(base_labels.values()))
             worker.start()
@@ -650,24 +657,24 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
             # Counters move when a whole batch returns; a backfill batch can be a whole source, whose nodes are
             # in Neo4j before its observations are: wait for the written counts before taking the snapshot.
             m1, res["load"]["metrics_settled_s"] = wait_metrics(
-                worker, lambda m: all(written(m, t) >= rows[t] for t in TABLES), 300.0)
+                worker, lambda m: all(written(m, PREFIX + t) >= rows[t] for t in TABLES), 300.0)
             res["load"]["freshness"] = summary(minus(buckets(m1, "esc_freshness_seconds"),
                                                      buckets(m0, "esc_freshness_seconds")))
             res["load"]["records_in"] = int(total(m1, "esc_records_in", "esc_records_in_total"))
             res["load"]["neo4j_writes"] = int(total(m1, "esc_records_out", "esc_records_out_total", store="neo4j"))
             res["load"]["writes_per_row"] = {
-                t: round(total(m1, "esc_records_out", "esc_records_out_total", source=t, store="neo4j") / rows[t], 2)
+                t: round(total(m1, "esc_records_out", "esc_records_out_total", source=PREFIX + t, store="neo4j") / rows[t], 2)
                 for t in TABLES
             }
             res["load"]["healthz"] = json.loads(worker.get("/healthz"))
             say(f"loaded in {res['load']['seconds']}s ({res['load']['records_per_s']} rec/s); steady phase")
             if args.steady_records:
                 base = count(drv, labels["orders"])
-                before = written(m1, "orders")
+                before = written(m1, PREFIX + "orders")
                 res["steady"] = steady_phase(worker, drv, tpch, labels["orders"], base, args.steady_records,
                                              args.steady_rate, args.timeout)
                 m2, res["steady"]["metrics_settled_s"] = wait_metrics(
-                    worker, lambda m: written(m, "orders") >= before + args.steady_records, 120.0)
+                    worker, lambda m: written(m, PREFIX + "orders") >= before + args.steady_records, 120.0)
                 res["steady"]["freshness"] = summary(minus(buckets(m2, "esc_freshness_seconds"),
                                                            buckets(m1, "esc_freshness_seconds")))
             if args.diff_trials:
