@@ -105,11 +105,13 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # One partition, written only by the single contract agent (see save_state).
     contract_state = app.Table("contract-agent", default=None, partitions=1, key_type=str, value_type=str)
 
-    def save_state(value: str) -> None:
+    async def save_state(value: str) -> None:
         """Table write outside per-event iteration (the agent works on batches): the table has exactly one
-        partition, so the changelog entry goes to partition 0 explicitly (no partitioner, no metadata race)."""
+        partition, so the changelog entry goes to partition 0 explicitly (no partitioner, no metadata race). It
+        is awaited: the batch's profile updates are acknowledged only once the state holding them is durable, so
+        a crash in between re-delivers them (the agent drops re-applied watermarks) instead of losing them."""
         contract_state.data[STATE_KEY] = value
-        contract_state.send_changelog(0, STATE_KEY, value)
+        await contract_state.send_changelog(0, STATE_KEY, value)
 
     def new_ingestor() -> Ingestor:
         return Ingestor(graph_store(settings), vector_store(settings), get_embedder(), collection_name(settings.app_id))
@@ -173,7 +175,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 await send_dead(dead)
             writer.dead.clear()
             if updates or out.contracts:
-                save_state(json.dumps(writer.state()))
+                await save_state(json.dumps(writer.state()))
 
     @app.timer(TICK_SECONDS)
     async def tick() -> None:
