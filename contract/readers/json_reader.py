@@ -19,11 +19,11 @@ import io
 import json
 import re
 from collections.abc import Generator, Iterator
-from typing import Any
+from typing import Any, BinaryIO
 
 from contract.readers.base import ReadContext
 from contract.readers.jsonstream import CharBuffer, Parsed, parse_value
-from contract.readers.lines import Lines, open_text
+from contract.readers.lines import Encoding, Lines, open_text
 from contract.readers.nested import explode
 from contract.records import Record, Rejected
 
@@ -33,17 +33,26 @@ Items = Iterator[Record | Rejected]
 Steps = Generator[Record | Rejected, None, bool]  # yields items, returns False when reading must stop
 
 
-def read_jsonl(ctx: ReadContext) -> Items:
+def _open(ctx: ReadContext) -> tuple[BinaryIO, Encoding] | Rejected:
+    """The file opened in binary with its sniffed encoding, or why it cannot be read."""
     try:
         fh = ctx.path.open("rb")
     except OSError as exc:
-        yield ctx.reject(f"cannot open file: {exc}")
+        return ctx.reject(f"cannot open file: {exc}")
+    enc = open_text(ctx, fh)
+    if isinstance(enc, Rejected):
+        fh.close()
+        return enc
+    return fh, enc
+
+
+def read_jsonl(ctx: ReadContext) -> Items:
+    opened = _open(ctx)
+    if isinstance(opened, Rejected):
+        yield opened
         return
+    fh, enc = opened
     with fh:
-        enc = open_text(ctx, fh)
-        if isinstance(enc, Rejected):
-            yield enc
-            return
         lines = Lines(fh, enc, ctx)
         for text in lines:
             yield from lines.pending
@@ -61,16 +70,12 @@ def read_jsonl(ctx: ReadContext) -> Items:
 
 
 def read_json(ctx: ReadContext) -> Items:
-    try:
-        fh = ctx.path.open("rb")
-    except OSError as exc:
-        yield ctx.reject(f"cannot open file: {exc}")
+    opened = _open(ctx)
+    if isinstance(opened, Rejected):
+        yield opened
         return
+    fh, enc = opened
     with fh:
-        enc = open_text(ctx, fh)
-        if isinstance(enc, Rejected):
-            yield enc
-            return
         name = "utf-8" if enc.name == "utf-8-sig" else enc.name
         if name == "utf-8" and fh.read(3) != codecs.BOM_UTF8:
             fh.seek(0)
