@@ -18,8 +18,15 @@ READY_LINE = "Kafka Server started"
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: base64url of 16 random bytes, no padding (what `kafka-storage random-uuid` prints)."""
-    return base64.urlsafe_b64encode(secrets.token_bytes(16)).decode().rstrip("=")
+    """A KRaft cluster id: base64url of 16 random bytes, no padding (what `kafka-storage random-uuid` prints).
+
+    Like Kafka's own ``Uuid.randomUuid`` it never starts with ``-``: the storage tool's argument parser would read
+    such an id as an option (``--cluster-id: expected one argument``), which failed one in 64 fresh set-ups.
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(secrets.token_bytes(16)).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def render_server_properties(*, host: str, port: int, controller_port: int, data_dir: Path) -> str:
@@ -103,7 +110,7 @@ class Kafka(Service):
         if (self.data_dir / "meta.properties").exists():
             return
         id_file = self.dir / "cluster.id"
-        if not id_file.exists():
+        if not id_file.exists() or id_file.read_text().startswith("-"):
             id_file.write_text(new_cluster_id() + "\n")
         cluster_id = id_file.read_text().strip()
         self.say(f"{self.name}: formatting KRaft storage in {self.data_dir} (cluster id {cluster_id})")
@@ -111,8 +118,7 @@ class Kafka(Service):
             run_step(
                 [
                     *self._java("kafka.tools.StorageTool", "format"),
-                    "-t",
-                    cluster_id,
+                    f"--cluster-id={cluster_id}",
                     "-c",
                     str(self.config_file),
                     "--ignore-formatted",

@@ -307,3 +307,10 @@ def test_a_stale_pid_file_naming_an_unrelated_process_is_never_signalled(setting
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 0xfb... encodes to "-..." in base64url; the storage tool's parser would take such an id for an option.
+    draws = iter([b"\xfb" * 16, b"\x00" * 16])
+    monkeypatch.setattr("esc.stack.kafka.secrets.token_bytes", lambda n: next(draws))
+    assert new_cluster_id() == "AAAAAAAAAAAAAAAAAAAAAA"
