@@ -24,20 +24,14 @@ from pydantic import ValidationError
 from agents import metrics
 from agents.embedding import Embedder
 from agents.extractors import Plan, attach_vectors, plan
-from agents.stores.base import GraphStore, VectorStore
+from agents.stores.base import DeletesByRecord, GraphStore, VectorStore
 from agents.types import SourceRecordRef, TextObject
+from agents.vector_outbox import VectorOutbox
 from contract.model import Contract
 from streams.events import DeadLetter, RecordEnvelope
 
 MAX_MESSAGE_BYTES = 1 << 20
 EMBED_BATCH = 64
-
-
-@runtime_checkable
-class DeletesByRecord(Protocol):
-    """Vector stores that can drop the objects of given source records (Weaviate adapter, recording fakes)."""
-
-    def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int: ...
 
 
 @runtime_checkable
@@ -92,6 +86,7 @@ class Ingestor:
         collection: str,
         contract: Contract | None = None,
         embed_batch: int = EMBED_BATCH,
+        outbox: VectorOutbox | None = None,
     ) -> None:
         self.graph = graph
         self.vectors = vectors
@@ -99,6 +94,9 @@ class Ingestor:
         self.collection = collection
         self.contract = contract
         self.embed_batch = embed_batch
+        # With an outbox, vector operations are queued durably and a VectorWriter applies them behind the graph
+        # (agents/vector_outbox.py); without one they run inline (embedded mode, tests).
+        self.outbox = outbox
         self.ingested: set[str] = set()  # sources written at least once (what a backfill may need to replay)
         self._keys: set[tuple[str, tuple[str, ...]]] = set()
         self._collection_ready = False
@@ -160,7 +158,7 @@ class Ingestor:
                 )
                 result.dead.append(dead)
                 metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
-        self._observe(p, envelopes)
+        self._observe(p, envelopes, vectors_inline=self.outbox is None)
         return result
 
     # ---------------------------------------------------------------------------------------------- writing
@@ -182,6 +180,9 @@ class Ingestor:
         self.ingested |= p.sources
 
     def _write_texts(self, texts: list[TextObject]) -> int:
+        if self.outbox is not None:
+            self.outbox.put_texts(texts)
+            return len(texts)
         if not self._collection_ready:
             self.vectors.ensure_collection(self.collection)
             self._collection_ready = True
@@ -200,8 +201,10 @@ class Ingestor:
         if not refs:
             return 0
         n = self.graph.retract_source_records(refs)
-        if isinstance(self.vectors, DeletesByRecord):
-            for source, ids in _by_source(refs).items():
+        for source, ids in _by_source(refs).items():
+            if self.outbox is not None:
+                self.outbox.put_delete(source, ids)
+            elif isinstance(self.vectors, DeletesByRecord):
                 self.vectors.delete_by_record(self.collection, source, ids)
         metrics.RETRACTED.inc(len(refs))
         return n
@@ -213,7 +216,7 @@ class Ingestor:
             metrics.DEFERRED.labels(metrics.source_label(env.source)).inc()
 
     @staticmethod
-    def _observe(p: Plan, envelopes: Sequence[RecordEnvelope]) -> None:
+    def _observe(p: Plan, envelopes: Sequence[RecordEnvelope], vectors_inline: bool = True) -> None:
         done = datetime.now(UTC)
         texts_by_record = {(t.provenance.source, t.provenance.record_id) for t in p.texts}
         written = {(e.provenance.source, e.provenance.record_id) for e in p.entities}
@@ -223,7 +226,7 @@ class Ingestor:
                 continue
             label = metrics.source_label(env.source)
             metrics.RECORDS_OUT.labels(label, "neo4j").inc()
-            if rid in texts_by_record:
+            if vectors_inline and rid in texts_by_record:  # else the VectorWriter counts them
                 metrics.RECORDS_OUT.labels(label, "weaviate").inc()
             if env.event_time is not None:
                 event_time = env.event_time if env.event_time.tzinfo else env.event_time.replace(tzinfo=UTC)

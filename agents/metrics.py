@@ -65,6 +65,11 @@ BACKFILL_PENDING = Gauge(
     "Records waiting to be replayed under a newer contract version",
     registry=REGISTRY,
 )
+VECTOR_PENDING = Gauge(
+    "esc_vector_outbox_pending",
+    "Text chunks written to the graph's outbox and not yet embedded into the vector store",
+    registry=REGISTRY,
+)
 
 QUERY_LATENCY = Histogram(
     "esc_query_latency_seconds",

@@ -4,12 +4,19 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 
 if TYPE_CHECKING:
     from agents.query.plan import PlanRow, QueryPlan
+
+
+@runtime_checkable
+class DeletesByRecord(Protocol):
+    """Vector stores that can drop the objects of given source records (Weaviate adapter, recording fakes)."""
+
+    def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int: ...
 
 
 class GraphStore(ABC):
