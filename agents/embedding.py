@@ -440,6 +440,16 @@ def get_embedder(name: str | None = None) -> Embedder:
         return embedder
 
 
+def background_embedder(name: str | None = None) -> Embedder:
+    """An embedder for background work (the vector writer): the local model on one thread of its own, so that
+    it runs in the calling thread and that thread's priority applies to it; other kinds are the shared one."""
+    kind = (name or default_embedder_kind()).strip().lower()
+    if kind == "minilm":
+        minilm_files()
+        return MiniLMOnnxEmbedder(threads=1)
+    return get_embedder(kind)
+
+
 def _create(kind: str) -> Embedder:
     if kind == "minilm":
         minilm_files()  # fail now, with the install hint, rather than on first use

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -129,6 +131,23 @@ class VectorOutbox:
 
     def close(self) -> None:
         self._db.close()
+
+
+BACKGROUND_NICE = 10
+"""Niceness of the vector writer's thread: embedding uses the CPU the graph path leaves idle."""
+
+
+def lower_thread_priority(nice: int = BACKGROUND_NICE) -> None:
+    """Lower the calling thread's CPU priority (Linux: a thread is a task with its own nice value)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except (AttributeError, OSError, PermissionError):  # not Linux, or not allowed: run at normal priority
+        log.debug("vector writer: could not lower the thread priority")
+
+
+def background_executor() -> ThreadPoolExecutor:
+    """One low-priority thread for the vector writer (embedding runs on it: see ``background_embedder``)."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="esc-vectors", initializer=lower_thread_priority)
 
 
 class VectorWriter:

@@ -23,7 +23,7 @@ from typing import Any
 import faust
 
 from agents import metrics
-from agents.embedding import get_embedder
+from agents.embedding import background_embedder, get_embedder
 from agents.ingest import Ingestor
 from agents.pipeline import (
     TICK,
@@ -37,7 +37,7 @@ from agents.pipeline import (
 from agents.query.service import QueryService
 from agents.stores.seen import SeenRecords
 from agents.stores.weaviate import collection_name
-from agents.vector_outbox import VectorOutbox, VectorWriter
+from agents.vector_outbox import VectorOutbox, VectorWriter, background_executor
 from contract.serde import load_json
 from esc.settings import Settings
 from streams import topics
@@ -246,11 +246,13 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         """Drain the vector outbox: embed and upsert behind the graph. A store error is retried (with backoff)
         and nothing leaves the outbox before the store acknowledged it."""
         ing = worker().ingestor
-        writer = VectorWriter(outbox, ing.vectors, ing.embedder, ing.collection, embed_batch=ing.embed_batch)
+        writer = VectorWriter(outbox, ing.vectors, background_embedder(), ing.collection, embed_batch=ing.embed_batch)
+        executor = background_executor()  # one low-priority thread: the graph path keeps the CPU it needs
+        loop = asyncio.get_running_loop()
         delay = 0.5
         while True:
             try:
-                applied = await asyncio.to_thread(writer.drain_once)
+                applied = await loop.run_in_executor(executor, writer.drain_once)
                 delay = 0.5
             except Exception:
                 log.exception("vector outbox: write failed; retrying in %.1f s (%d texts pending)", delay,
