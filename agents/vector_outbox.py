@@ -199,7 +199,7 @@ class VectorWriter:
         for i in range(0, len(texts), self.embed_batch):
             part = texts[i : i + self.embed_batch]
             attach_vectors(part, self.embedder.embed([t.text for t in part]))
-            self.written += self.vectors.upsert(self.collection, part)
+        self.written += self.vectors.upsert(self.collection, texts)
         metrics.BATCH_LATENCY.labels("weaviate").observe(time.perf_counter() - t0)
         for t in texts:
             if t.chunk_index == 0:

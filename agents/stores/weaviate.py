@@ -30,6 +30,9 @@ TEXT_PROPERTIES: tuple[tuple[str, str], ...] = (
 )
 
 
+UPSERT_BATCH = 500
+
+
 def collection_name(contract_id: str) -> str:
     """Weaviate class names start with a capital letter and hold only letters, digits and underscores."""
     cleaned = re.sub(r"[^0-9A-Za-z_]", "_", contract_id) or "Esc"
@@ -64,30 +67,37 @@ class WeaviateVectorStore(VectorStore):
         self._known.add(name)
 
     def upsert(self, collection: str, objects: Sequence[TextObject]) -> int:
+        """One synchronous gRPC batch per ``UPSERT_BATCH`` objects (``insert_many``: an existing id is replaced).
+        The client's background batcher cost ~1-2 s per call to start and flush, whatever the size."""
         if not objects:
             return 0
         self.ensure_collection(collection)
         coll = self._client.collections.get(collection)
-        with coll.batch.fixed_size(batch_size=200) as batch:
-            for obj in objects:
-                batch.add_object(
-                    properties={
-                        "text": obj.text,
-                        "source": obj.provenance.source,
-                        "record_id": obj.provenance.record_id,
-                        "location": obj.provenance.location,
-                        "file": obj.provenance.file or "",
-                        "entity_label": obj.entity_label or "",
-                        "entity_key": obj.entity_key or "",
-                        "chunk_index": obj.chunk_index,
-                        "contract_version": obj.contract_version,
-                    },
-                    uuid=obj.object_id,
-                    vector=list(obj.vector or []),
-                )
-        failed = coll.batch.failed_objects
-        if failed:
-            raise RuntimeError(f"Weaviate rejected {len(failed)} objects: {failed[0].message}")
+        for i in range(0, len(objects), UPSERT_BATCH):
+            part = objects[i : i + UPSERT_BATCH]
+            res = coll.data.insert_many(
+                [
+                    wvc.data.DataObject(
+                        properties={
+                            "text": obj.text,
+                            "source": obj.provenance.source,
+                            "record_id": obj.provenance.record_id,
+                            "location": obj.provenance.location,
+                            "file": obj.provenance.file or "",
+                            "entity_label": obj.entity_label or "",
+                            "entity_key": obj.entity_key or "",
+                            "chunk_index": obj.chunk_index,
+                            "contract_version": obj.contract_version,
+                        },
+                        uuid=obj.object_id,
+                        vector=list(obj.vector or []),
+                    )
+                    for obj in part
+                ]
+            )
+            if res.has_errors:
+                first = next(iter(res.errors.values()))
+                raise RuntimeError(f"Weaviate rejected {len(res.errors)} objects: {first.message}")
         return len(objects)
 
     def near_vector(self, collection: str, vector: Sequence[float], limit: int = 5) -> list[dict[str, Any]]:
@@ -102,7 +112,7 @@ class WeaviateVectorStore(VectorStore):
         return out
 
     def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int:
-        if not record_ids or not self._client.collections.exists(collection):
+        if not record_ids or (collection not in self._known and not self._client.collections.exists(collection)):
             return 0
         coll = self._client.collections.get(collection)
         flt = wvc.query.Filter.by_property("source").equal(source) & wvc.query.Filter.by_property(
