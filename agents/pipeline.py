@@ -176,6 +176,7 @@ class ExtractionWorker:
         self._queue: asyncio.Queue[ReplayPlan] = asyncio.Queue()
         self._queued: set[str] = set()  # sources in queued plans (not started yet)
         self.backfilled = 0
+        self.last_batch = float("-inf")  # monotonic time of the last record batch (see busy)
         # Durable per-worker state: which sources were written, and which were deferred (their records may be
         # only in the log after a restart). Offsets of deferred records are committed, so without this a crash
         # would lose them; with it, the first contract after a restart replays them from the log.
@@ -214,6 +215,8 @@ class ExtractionWorker:
             (dead if isinstance(item, DeadLetter) else envs).append(item)  # type: ignore[arg-type]
         for d in dead:
             metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
+        if envs:
+            self.last_batch = time.monotonic()
         result = await self._handle(envs) if envs else IngestResult()
         result.dead = dead + result.dead
         if result.deferred:
@@ -325,3 +328,8 @@ class ExtractionWorker:
 
     def idle(self) -> bool:
         return self._queue.empty() and not self.tracker.pending()
+
+    def busy(self, within: float = 1.0) -> bool:
+        """Graph work is under way or waiting: a backfill, deferred records, or a record batch in the last
+        ``within`` seconds. Background work (the vector writer) yields to it."""
+        return not self.idle() or len(self.deferred) > 0 or time.monotonic() - self.last_batch < within

@@ -8,10 +8,26 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from streams.events import DeadLetter, RecordEnvelope
 
-Emit = Callable[[RecordEnvelope], Awaitable[None]]
+
+@dataclass(frozen=True, slots=True)
+class Emission:
+    """One record message, ready for ``esc.records``: built and serialized off the event loop (connectors do it
+    in their reader thread), so a runtime only has to hand the bytes to its producer."""
+
+    source: str
+    key: bytes
+    value: bytes
+
+    @classmethod
+    def of(cls, env: RecordEnvelope) -> Emission:
+        return cls(env.source, env.key().encode("utf-8"), env.model_dump_json().encode("utf-8"))
+
+
+Emit = Callable[[Emission], Awaitable[None]]
 EmitDead = Callable[[DeadLetter], Awaitable[None]]
 Flush = Callable[[], Awaitable[None]]
 

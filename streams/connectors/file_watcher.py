@@ -23,12 +23,11 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any
 
 from agents.contract_agent import SourceComplete
 from contract.readers import SourceFile, format_for, read
 from contract.records import Record, Rejected
-from streams.connectors.base import Connector, Emit, EmitDead, Flush
+from streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
 from streams.events import DeadLetter, RecordEnvelope
 
 Retract = Callable[[list[str]], Awaitable[None]]
@@ -198,18 +197,23 @@ class FileWatcher(Connector):
         items: Iterator[Record | Rejected] = read(sf)
         keys: list[str] = []
         counts: Counter[str] = Counter()
+        def next_batch() -> list[Emission | Rejected]:  # in a thread: read, build and serialize envelopes
+            return [
+                item if isinstance(item, Rejected) else Emission.of(envelope_for(item, sf.rel, digest))
+                for item in islice(items, BATCH)
+            ]
+
         while True:
-            batch: list[Any] = await asyncio.to_thread(lambda: list(islice(items, BATCH)))
+            batch = await asyncio.to_thread(next_batch)
             if not batch:
                 break
             for item in batch:
                 if isinstance(item, Rejected):
                     await self.dead_letter(dead_letter_for(item))
                 else:
-                    env = envelope_for(item, sf.rel, digest)
-                    keys.append(env.key())
-                    counts[env.source] += 1
-                    await self.emit(env)
+                    keys.append(item.key.decode("utf-8"))
+                    counts[item.source] += 1
+                    await self.emit(item)
         await self._flush()
         if self.completed is not None and counts:
             await self.completed(SourceComplete.for_file(sf.rel, counts))

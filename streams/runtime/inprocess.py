@@ -54,8 +54,9 @@ from contract.model import Contract
 from contract.serde import load_json
 from esc.settings import Settings
 from streams import topics
+from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher
-from streams.events import DeadLetter, RecordEnvelope
+from streams.events import DeadLetter
 from streams.runtime.inprocess_bus import InProcessBus, RecordLog
 from streams.schema_events import latest_key
 
@@ -213,11 +214,10 @@ class InProcessRuntime:
         _write_atomic(self.dir / "state.json", json.dumps(state, sort_keys=True))
 
     # ------------------------------------------------------------------------------------------- connector
-    async def _emit(self, env: RecordEnvelope) -> None:
-        key, value = env.key().encode("utf-8"), env.model_dump_json().encode()
-        self.log.append(key, value)
-        self.bus.publish(topics.RECORDS, key, value)
-        metrics.RECORDS_PRODUCED.labels(metrics.source_label(env.source)).inc()
+    async def _emit(self, msg: Emission) -> None:
+        self.log.append(msg.key, msg.value)
+        self.bus.publish(topics.RECORDS, msg.key, msg.value)
+        metrics.RECORDS_PRODUCED.labels(metrics.source_label(msg.source)).inc()
         self.summary.records += 1
         if self.bus.topic(topics.RECORDS).pending("extract") >= BATCH:
             await self.pump()
