@@ -375,6 +375,10 @@ def plan(envelopes: Iterable[RecordEnvelope], contract: Contract) -> Plan:
     version = contract.version
     out = Plan()
     for env in envelopes:
+        sp = comp.plan_for(env.source) if not env.deleted and comp.covers(env.source) else None
+        if sp is None and not env.deleted:
+            out.deferred.append(env)  # before anything else: a pending source's records are only kept
+            continue
         prov = provenance(env)
         if env.deleted:
             if env.record_id:
@@ -384,10 +388,7 @@ def plan(envelopes: Iterable[RecordEnvelope], contract: Contract) -> Plan:
             else:
                 out.dead.append(_dead(env, "retraction without record id or file", prov))
             continue
-        sp = comp.plan_for(env.source) if comp.covers(env.source) else None
-        if sp is None:
-            out.deferred.append(env)
-            continue
+        assert sp is not None
         key = _entity_key(sp, env, prov)
         if isinstance(key, str):
             out.dead.append(_dead(env, key, prov))

@@ -56,6 +56,15 @@ def envelope_or_dead(key: bytes | None, value: bytes | None) -> RecordEnvelope |
     return parse(value)
 
 
+def split_messages(messages: Sequence[Message]) -> tuple[list[RecordEnvelope], list[DeadLetter]]:
+    envs: list[RecordEnvelope] = []
+    dead: list[DeadLetter] = []
+    for key, value in messages:
+        item = envelope_or_dead(key, value)
+        (dead if isinstance(item, DeadLetter) else envs).append(item)  # type: ignore[arg-type]
+    return envs, dead
+
+
 # ------------------------------------------------------------------------------------------------- profiling
 
 
@@ -208,11 +217,7 @@ class ExtractionWorker:
 
     async def on_records(self, messages: Sequence[Message]) -> IngestResult:
         """One batch from the records topic. Returns the result; its ``dead`` go to the dead-letter topic."""
-        envs: list[RecordEnvelope] = []
-        dead: list[DeadLetter] = []
-        for key, value in messages:
-            item = envelope_or_dead(key, value)
-            (dead if isinstance(item, DeadLetter) else envs).append(item)  # type: ignore[arg-type]
+        envs, dead = await asyncio.to_thread(split_messages, messages)  # parsing: off the event loop
         for d in dead:
             metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
         if envs:

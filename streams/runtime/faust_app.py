@@ -55,7 +55,7 @@ PROFILE_BATCH = 5000
 BATCH_WITHIN = 0.2
 TICK_SECONDS = 2.0
 VECTOR_IDLE_SECONDS = 0.1
-VECTOR_YIELD = 3.0
+VECTOR_YIELD = 9.0
 VECTOR_RETRY_MAX_SECONDS = 30.0
 STATE_KEY = "state"
 
@@ -261,7 +261,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 applied = await loop.run_in_executor(executor, writer.drain_once)
                 delay = 0.5
                 if applied and worker().busy():
-                    # The graph path has work: take at most 1 / (1 + VECTOR_YIELD) of the time, so that on a
+                    # The graph path has work: take at most 1 / (1 + VECTOR_YIELD) of the time (10%), so that on a
                     # small machine embedding does not slow the graph down (it catches up when that is idle).
                     await asyncio.sleep(VECTOR_YIELD * (time.perf_counter() - t0))
             except Exception:
