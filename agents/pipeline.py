@@ -15,6 +15,7 @@ Messages are ``(key, value)`` byte pairs as on the topics; a ``None`` value on t
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -54,6 +55,11 @@ def envelope_or_dead(key: bytes | None, value: bytes | None) -> RecordEnvelope |
             return DeadLetter.of(f"invalid tombstone: key {text[:80]!r} is not 'source<US>record id'", "push", key)
         return RecordEnvelope(source=source, record_id=record_id, payload={}, deleted=True)
     return parse(value)
+
+
+def _parse_all(batch: Sequence[bytes | RecordEnvelope]) -> list[RecordEnvelope]:
+    """Envelopes of a replayed batch (the log held only valid envelopes; anything else is skipped)."""
+    return [e for e in (b if isinstance(b, RecordEnvelope) else parse(b) for b in batch) if isinstance(e, RecordEnvelope)]
 
 
 def split_messages(messages: Sequence[Message]) -> tuple[list[RecordEnvelope], list[DeadLetter]]:
@@ -306,9 +312,7 @@ class ExtractionWorker:
         if from_log:
             self.deferred.take(from_log)  # the log has them all; drop the partial in-memory copies
             self.deferred.overflowed -= from_log
-            async for batch in self.replay_log(from_log):
-                envs = [e for e in (b if isinstance(b, RecordEnvelope) else parse(b) for b in batch)
-                        if isinstance(e, RecordEnvelope)]
+            async for envs in self._prefetched(from_log):
                 for is_rekey in (True, False):
                     part = [e for e in envs if (e.source in rekey) is is_rekey]
                     done += await self._replay_batch(part, rekey=is_rekey)
@@ -320,6 +324,29 @@ class ExtractionWorker:
         self.backfilled += done
         self._save()
         return done
+
+    async def _prefetched(self, sources: set[str], ahead: int = 2) -> AsyncIterator[list[RecordEnvelope]]:
+        """The log's batches for ``sources``, parsed, read and parsed up to ``ahead`` batches ahead of the
+        caller: reading the log and writing the stores overlap instead of taking turns."""
+        queue: asyncio.Queue[list[RecordEnvelope] | None] = asyncio.Queue(maxsize=ahead)
+
+        async def read() -> None:
+            try:
+                async for batch in self.replay_log(sources):
+                    await queue.put(await asyncio.to_thread(_parse_all, batch))
+            finally:
+                await queue.put(None)
+
+        reader = asyncio.create_task(read())
+        try:
+            while (envs := await queue.get()) is not None:
+                yield envs
+            await reader  # re-raises what stopped the reader early
+        finally:
+            if not reader.done():
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
 
     async def _replay_batch(self, envs: list[RecordEnvelope], rekey: bool) -> int:
         if not envs:

@@ -52,6 +52,7 @@ from streams.runtime.stores import graph_store, vector_store
 log = logging.getLogger(__name__)
 BATCH = 500
 PROFILE_BATCH = 5000
+REPLAY_BATCH = 5000  # one Neo4j transaction per entity type and batch (agents/stores/neo4j.py WRITE_BATCH)
 BATCH_WITHIN = 0.2
 TICK_SECONDS = 2.0
 VECTOR_IDLE_SECONDS = 0.1
@@ -136,7 +137,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         async for msg in read_topic(settings, records_topic.get_topic_name(), key_filter=source_key_filter(sources)):
             if msg.value is not None:
                 batch.append(msg.value)
-            if len(batch) >= BATCH:
+            if len(batch) >= REPLAY_BATCH:
                 yield batch
                 batch = []
         if batch:
