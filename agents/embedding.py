@@ -442,7 +442,9 @@ def get_embedder(name: str | None = None) -> Embedder:
 
 def background_embedder(name: str | None = None) -> Embedder:
     """An embedder for background work (the vector writer): the local model on one thread of its own, so that
-    it runs in the calling thread and that thread's priority applies to it; other kinds are the shared one."""
+    it runs in the calling thread and that thread's priority applies to it (a two-thread session would be the
+    one the query service shares, its pool threads created at whatever priority loaded it first); other kinds
+    are the shared one."""
     kind = (name or default_embedder_kind()).strip().lower()
     if kind == "minilm":
         minilm_files()
