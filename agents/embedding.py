@@ -151,7 +151,7 @@ class _OnnxRuntime:
     """One tokenizer and one InferenceSession per model file, shared by every MiniLM embedder."""
 
     _lock: ClassVar[threading.Lock] = threading.Lock()
-    _loaded: ClassVar[dict[tuple[str, str, int, int], _OnnxRuntime]] = {}
+    _loaded: ClassVar[dict[tuple[str, str, int, int, bool], _OnnxRuntime]] = {}
 
     def __init__(self, model: Path, tokenizer_file: Path, threads: int, max_tokens: int) -> None:
         try:
@@ -178,8 +178,10 @@ class _OnnxRuntime:
         self.input_names = frozenset(i.name for i in self.session.get_inputs())
 
     @classmethod
-    def get(cls, model: Path, tokenizer_file: Path, threads: int, max_tokens: int) -> _OnnxRuntime:
-        key = (str(model), str(tokenizer_file), threads, max_tokens)
+    def get(
+        cls, model: Path, tokenizer_file: Path, threads: int, max_tokens: int, private: bool = False
+    ) -> _OnnxRuntime:
+        key = (str(model), str(tokenizer_file), threads, max_tokens, private)
         with cls._lock:
             runtime = cls._loaded.get(key)
             if runtime is None:
@@ -203,7 +205,12 @@ class MiniLMOnnxEmbedder(Embedder):
     name = "all-MiniLM-L6-v2-int8"
 
     def __init__(
-        self, batch_size: int = 32, threads: int = 2, max_tokens: int = 256, max_batch_tokens: int = 2048
+        self,
+        batch_size: int = 32,
+        threads: int = 2,
+        max_tokens: int = 256,
+        max_batch_tokens: int = 2048,
+        private: bool = False,
     ) -> None:
         if batch_size < 1 or threads < 1 or max_batch_tokens < 1 or not 2 <= max_tokens <= 512:
             raise ValueError("batch_size, threads, max_batch_tokens must be >= 1 and max_tokens within 2..512")
@@ -211,6 +218,7 @@ class MiniLMOnnxEmbedder(Embedder):
         self.max_batch_tokens = max_batch_tokens
         self.threads = threads
         self.max_tokens = max_tokens
+        self.private = private  # a session not shared with other embedders (its threads: see background_embedder)
         self._runtime: _OnnxRuntime | None = None
         self._lock = threading.Lock()
 
@@ -228,7 +236,7 @@ class MiniLMOnnxEmbedder(Embedder):
             with self._lock:
                 if self._runtime is None:
                     model, tokenizer = minilm_files()
-                    self._runtime = _OnnxRuntime.get(model, tokenizer, self.threads, self.max_tokens)
+                    self._runtime = _OnnxRuntime.get(model, tokenizer, self.threads, self.max_tokens, self.private)
                 runtime = self._runtime
         return runtime
 
@@ -441,14 +449,13 @@ def get_embedder(name: str | None = None) -> Embedder:
 
 
 def background_embedder(name: str | None = None) -> Embedder:
-    """An embedder for background work (the vector writer): the local model on one thread of its own, so that
-    it runs in the calling thread and that thread's priority applies to it (a two-thread session would be the
-    one the query service shares, its pool threads created at whatever priority loaded it first); other kinds
-    are the shared one."""
+    """An embedder for background work (the vector writer): a model session of its own, loaded lazily by the first
+    batch, so onnxruntime's worker threads are created by the writer's low-priority thread and inherit its
+    priority (the shared session serves questions at normal priority); other kinds are the shared one."""
     kind = (name or default_embedder_kind()).strip().lower()
     if kind == "minilm":
         minilm_files()
-        return MiniLMOnnxEmbedder(threads=1)
+        return MiniLMOnnxEmbedder(private=True)
     return get_embedder(kind)
 
 
