@@ -43,7 +43,7 @@ BATCH_LATENCY = Histogram(
 FRESHNESS = Histogram(
     "esc_freshness_seconds",
     "Record event time to upsert in the stores",
-    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300),
+    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600, 1200),
     registry=REGISTRY,
 )
 CONTRACT_VERSION = Gauge("esc_contract_version", "Current contract version", registry=REGISTRY)
