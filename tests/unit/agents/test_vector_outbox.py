@@ -78,7 +78,7 @@ def test_queue_survives_a_restart_and_keeps_its_order(tmp_path: Path) -> None:
 
 
 def test_retraction_queued_after_texts_wins_over_them(tmp_path: Path) -> None:
-    ing, g, v, box, writer = outboxed(tmp_path)
+    ing, g, v, _box, writer = outboxed(tmp_path)
     c = with_entities(chinook_like())
     ing.handle([customer("a.csv:row=1", 1)], c)
     ing.handle([RecordEnvelope(source="Customer", payload={}, deleted=True, location={"file": "a.csv"})], c)
