@@ -184,11 +184,12 @@ class ContractAgent:
     # ---------------------------------------------------------------------------------------------- intake
     def _take(self, d: ProfileDelta, now: float, batch: dict[str, list[SourceProfile]]) -> bool:
         """Accept a delta: its profile joins ``batch`` (merged into the source by :meth:`_merge_batch`)."""
-        wm_key = f"{d.watermark.stream}\x1f{d.source}"
-        if d.watermark.offset <= self.applied.get(wm_key, -1):
-            self.dropped += 1
+        marks = {f"{stream}\x1f{d.source}": offset for stream, offset in d.watermark.marks().items()}
+        if all(offset <= self.applied.get(key, -1) for key, offset in marks.items()):
+            self.dropped += 1  # re-delivered: every stream it covers was applied already
             return False
-        self.applied[wm_key] = d.watermark.offset
+        for key, offset in marks.items():
+            self.applied[key] = max(offset, self.applied.get(key, -1))
         batch.setdefault(d.source, []).append(SourceProfile.from_dict(d.profile, self.caps))
         st = self.sources.get(d.source)
         if st is None:

@@ -75,13 +75,18 @@ def split_messages(messages: Sequence[Message]) -> tuple[list[RecordEnvelope], l
 
 
 def profile_messages(
-    values: Sequence[bytes | None], stream: str, first_offset: int, last_offset: int
+    values: Sequence[bytes | None],
+    stream: str,
+    first_offset: int,
+    last_offset: int,
+    also: dict[str, int] | None = None,
 ) -> list[ProfileDelta]:
-    """Profile one batch of record messages (tombstones and invalid messages carry no profile evidence)."""
+    """Profile one batch of record messages (tombstones and invalid messages carry no profile evidence).
+    ``also`` names further streams (partitions) the batch covers, with their last offsets."""
     envs = [e for e in (parse(v) for v in values if v is not None) if isinstance(e, RecordEnvelope) and not e.deleted]
     if not envs:
         return []
-    deltas = profile_batch(envs, Watermark(stream=stream, offset=last_offset, first=first_offset))
+    deltas = profile_batch(envs, Watermark(stream=stream, offset=last_offset, first=first_offset, also=also or {}))
     for d in deltas:
         metrics.PROFILE_UPDATES.labels(metrics.source_label(d.source)).inc()
     return deltas

@@ -32,6 +32,11 @@ class Watermark(BaseModel):
     stream: str  # e.g. "esc.records/3" (topic/partition) or "inprocess"
     offset: int  # last offset covered by the delta
     first: int | None = None  # first offset covered (None: unknown)
+    also: dict[str, int] = Field(default_factory=dict)  # other streams the delta covers -> their last offset
+
+    def marks(self) -> dict[str, int]:
+        """Every stream the delta covers and its last offset."""
+        return {**self.also, self.stream: self.offset}
 
 
 class ProfileMeta(BaseModel):

@@ -156,32 +156,37 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # -- profilers ---------------------------------------------------------------------------------------------
     seen = SeenRecords(state / "seen.sqlite")  # records already profiled: re-deliveries count once
 
-    def profile_partition(
-        messages: list[tuple[bytes | None, bytes | None]], stream: str, first: int, last: int
-    ) -> tuple[list[Any], list[tuple[bytes, bytes]]]:
-        fresh, observed = first_sightings(messages, seen)
-        return profile_messages(fresh, stream=stream, first_offset=first, last_offset=last), observed
+    def profile_events(events: list[Any]) -> tuple[list[Any], list[tuple[bytes, bytes]]]:
+        """One delta per source for a whole batch, whatever partitions it spans; its watermark names every
+        partition's last offset. (A delta per partition cost the contract agent a merge each.)"""
+        topic_name = records_topic.get_topic_name()
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for e in events:
+            p, off = e.message.partition, e.message.offset
+            first.setdefault(p, off)
+            last[p] = off
+        head = min(first)
+        fresh, observed = first_sightings([(e.key, e.value) for e in events], seen)
+        deltas = profile_messages(
+            fresh,
+            stream=f"{topic_name}/{head}",
+            first_offset=first[head],
+            last_offset=last[head],
+            also={f"{topic_name}/{p}": off for p, off in last.items() if p != head},
+        )
+        return deltas, observed
 
     @app.agent(records_topic)
     async def profile(stream: Any) -> None:
         # Big windows: a profile delta costs the contract agent a merge (and a re-inference once its source is
         # settled) whatever its size, so 50-record deltas spent ~5x more CPU per record than 5,000-record ones.
         async for batch in stream.take_events(PROFILE_BATCH, within=BATCH_WITHIN):
-            by_partition: dict[int, list[Any]] = {}
-            for event in batch:
-                by_partition.setdefault(event.message.partition, []).append(event)
-            for partition, events in by_partition.items():
-                # Off the event loop: profiling a 5,000-record batch takes ~0.5 s of CPU.
-                deltas, observed = await asyncio.to_thread(
-                    profile_partition,
-                    [(e.key, e.value) for e in events],
-                    f"{records_topic.get_topic_name()}/{partition}",
-                    events[0].message.offset,
-                    events[-1].message.offset,
-                )
-                sent = [await profiles_topic.send(key=d.source.encode(), value=profile_update(d)) for d in deltas]
-                await asyncio.gather(*sent)  # durable before the records count as observed
-                await asyncio.to_thread(seen.remember, observed)
+            # Off the event loop: profiling a 5,000-record batch takes ~0.5 s of CPU.
+            deltas, observed = await asyncio.to_thread(profile_events, list(batch))
+            sent = [await profiles_topic.send(key=d.source.encode(), value=profile_update(d)) for d in deltas]
+            await asyncio.gather(*sent)  # durable before the records count as observed
+            await asyncio.to_thread(seen.remember, observed)
 
     def state_json(writer: ContractWriter) -> str:
         return json.dumps(writer.state())

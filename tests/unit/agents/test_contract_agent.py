@@ -121,6 +121,20 @@ def test_redelivered_deltas_are_dropped() -> None:
     assert diff is None and agent.dropped == 1 and agent.profiles()["o"].records == 5
 
 
+def test_a_delta_spanning_partitions_is_dropped_only_when_every_partition_was_applied() -> None:
+    envs = [RecordEnvelope(source="o", payload={"oid": i}) for i in range(6)]
+    agent = ContractAgent()
+    both = profile_batch(envs[:4], Watermark(stream="r/0", offset=1, first=0, also={"r/1": 1}))
+    agent.apply(both, now=0.0)
+    agent.apply(both, now=0.1)  # re-delivered as a whole
+    assert agent.dropped == 1 and agent.profiles()["o"].records == 4
+    # partition 1 moved on: taken; the applied marks only ever grow
+    more = profile_batch(envs[4:], Watermark(stream="r/1", offset=3, also={"r/0": 0}))
+    agent.apply(more, now=0.2)
+    assert agent.dropped == 1 and agent.profiles()["o"].records == 6
+    assert agent.applied == {"r/0\x1fo": 1, "r/1\x1fo": 3}
+
+
 def test_topic_sources_settle_by_count_or_idle_time() -> None:
     agent = ContractAgent(settle_records=20, settle_seconds=5.0)
     many = [RecordEnvelope(source="big", payload={"bigId": i, "x": i % 3}) for i in range(25)]
