@@ -114,6 +114,30 @@ def peak_rss(pid: int) -> dict[str, Any]:
             "processes": len(procs)}
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of ``pid`` and its live descendants (threads included)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out = 0.0
+    for p in process_tree(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        out += (int(fields[11]) + int(fields[12])) / tick  # utime, stime (fields 14 and 15 of stat)
+    return out
+
+
+def cpu_snapshot(worker_pid: int | None, stack_state: Path) -> dict[str, float]:
+    """CPU seconds so far of the worker and of each server (for where a phase's CPU went)."""
+    out = {"worker": cpu_seconds(worker_pid)} if worker_pid else {}
+    for svc in SERVICES:
+        try:
+            out[svc] = cpu_seconds(int((stack_state / svc / f"{svc}.pid").read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
 def server_rss(stack_state: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for svc in SERVICES:
@@ -338,11 +362,13 @@ def drop_baseline_constraints(drv: Any, labels: list[str]) -> None:
 
 
 def load_phase(worker: Worker, drv: Any, tpch: Path, labels: dict[str, str], rows: dict[str, int],
-               timeout: float, say: Callable[[str], None]) -> dict[str, Any]:
+               timeout: float, say: Callable[[str], None],
+               cpu: Callable[[], dict[str, float]] = dict) -> dict[str, Any]:
     staging = worker.data / SUBDIR
     staging.mkdir(parents=True, exist_ok=True)
     for t in TABLES:  # hidden names are ignored by the watcher; a rename makes each file appear whole
         shutil.copyfile(tpch / f"{t}.csv", staging / f".{PREFIX}{t}.csv.part")
+    cpu0 = cpu()
     t0 = time.perf_counter()
     for t in TABLES:
         (staging / f".{PREFIX}{t}.csv.part").rename(staging / f"{PREFIX}{t}.csv")
@@ -373,9 +399,12 @@ def load_phase(worker: Worker, drv: Any, tpch: Path, labels: dict[str, str], row
                 + f"  healthz {health[:300]}")
         time.sleep(1.0)
     secs = time.perf_counter() - t0
+    cpu1 = cpu()
     total = sum(rows.values())
     return {"records": total, "seconds": round(secs, 2), "records_per_s": round(total / secs, 1),
-            "table_done_at_s": done, "vectors": vectors_catch_up(worker, t0, timeout)}
+            "table_done_at_s": done,
+            "cpu_seconds": {k: round(cpu1[k] - cpu0.get(k, 0.0), 1) for k in cpu1},
+            "vectors": vectors_catch_up(worker, t0, timeout)}
 
 
 def vectors_catch_up(worker: Worker, t0: float, timeout: float) -> dict[str, Any]:
@@ -669,7 +698,9 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
             say(f"worker pid {worker.proc and worker.proc.pid} on :{worker.port}, state {worker.state}; loading "
                 f"{sum(rows.values())} rows")
             m0 = worker.metrics()
-            res["load"] = load_phase(worker, drv, tpch, labels, rows, args.timeout, say)
+            res["load"] = load_phase(
+                worker, drv, tpch, labels, rows, args.timeout, say,
+                cpu=lambda: cpu_snapshot(worker.proc.pid if worker.proc else None, stack.state_dir / "stack"))
             # Counters move when a whole batch returns; a backfill batch can be a whole source, whose nodes are
             # in Neo4j before its observations are: wait for the written counts before taking the snapshot.
             m1, res["load"]["metrics_settled_s"] = wait_metrics(
@@ -758,6 +789,9 @@ def report(r: dict[str, Any]) -> None:
     load, fr = r["load"], r["load"]["freshness"]
     print(f"  ours (end to end)   {load['records_per_s']:>10.1f} records/s  ({load['seconds']} s; tables done at "
           + ", ".join(f"{t} {s}s" for t, s in load["table_done_at_s"].items()) + ")")
+    if load.get("cpu_seconds"):
+        print("  CPU during the load " + ", ".join(f"{k} {v} s" for k, v in load["cpu_seconds"].items())
+              + f"  ({r['cpus']} CPUs x {load['seconds']} s = {round(r['cpus'] * load['seconds'])} CPU-s available)")
     v = load.get("vectors") or {}
     if v:
         print(f"  vectors caught up   at {v['caught_up_at_s']} s  ({v['records_with_text']} records with text embedded "
