@@ -337,20 +337,25 @@ def count(drv: Any, label: str, real_only: bool = True) -> int:
     return int(recs[0]["c"])
 
 
-def wipe(drv: Any, labels: list[str]) -> None:
-    """Delete our labels' nodes, the source records they derive from, and orphaned bench source records."""
-    with drv.session() as s:
-        for label in labels:
-            s.run(
-                f"MATCH (n:{q(label)})-[:DERIVED_FROM]->(r:SourceRecord) "
-                "CALL { WITH r DETACH DELETE r } IN TRANSACTIONS OF 10000 ROWS"
-            ).consume()
-            s.run(f"MATCH (n:{q(label)}) CALL {{ WITH n DETACH DELETE n }} IN TRANSACTIONS OF 10000 ROWS").consume()
-        s.run(
-            "MATCH (r:SourceRecord) WHERE r.file STARTS WITH $dir OR r.record_id STARTS WITH 'esc_bench_' "
-            "CALL { WITH r DETACH DELETE r } IN TRANSACTIONS OF 10000 ROWS",
-            dir=SUBDIR + "/",
-        ).consume()
+def wipe(drv: Any, labels: list[str], batch: int = 10_000) -> None:
+    """Delete our labels' nodes, the source records they derive from, and orphaned bench source records, in
+    bounded transactions (a single ``CALL {} IN TRANSACTIONS`` over 600k nodes planned an Eager step that held
+    them all and ran Neo4j's 1 GB heap out of memory)."""
+
+    def drain(query: str, **params: Any) -> None:
+        while drv.execute_query(query, n=batch, **params).records[0]["c"]:
+            pass
+
+    for label in labels:
+        drain(
+            f"MATCH (n:{q(label)}) WITH n LIMIT $n OPTIONAL MATCH (n)-[:DERIVED_FROM]->(r:SourceRecord) "
+            "DETACH DELETE n, r RETURN count(*) AS c"
+        )
+    drain(
+        "MATCH (r:SourceRecord) WHERE r.file STARTS WITH $dir OR r.record_id STARTS WITH 'esc_bench_' "
+        "WITH r LIMIT $n DETACH DELETE r RETURN count(*) AS c",
+        dir=SUBDIR + "/",
+    )
 
 
 def drop_baseline_constraints(drv: Any, labels: list[str]) -> None:
