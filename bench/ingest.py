@@ -337,7 +337,7 @@ def count(drv: Any, label: str, real_only: bool = True) -> int:
     return int(recs[0]["c"])
 
 
-def wipe(drv: Any, labels: list[str], batch: int = 10_000) -> None:
+def wipe(drv: Any, labels: list[str], batch: int = 2_000) -> None:
     """Delete our labels' nodes, the source records they derive from, and orphaned bench source records, in
     bounded transactions (a single ``CALL {} IN TRANSACTIONS`` over 600k nodes planned an Eager step that held
     them all and ran Neo4j's 1 GB heap out of memory)."""
@@ -346,7 +346,7 @@ def wipe(drv: Any, labels: list[str], batch: int = 10_000) -> None:
         while drv.execute_query(query, n=batch, **params).records[0]["c"]:
             pass
 
-    for label in labels:
+    for label in labels:  # leaves first (lineitem before part): a node's DETACH DELETE costs its relationships
         drain(
             f"MATCH (n:{q(label)}) WITH n LIMIT $n OPTIONAL MATCH (n)-[:DERIVED_FROM]->(r:SourceRecord) "
             "DETACH DELETE n, r RETURN count(*) AS c"
@@ -696,7 +696,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     if not args.baseline_only:
         try:
             say(f"{run_id}: wiping bench labels {sorted(labels.values())} (+{BASELINE_SUFFIX}) and bench source records")
-            wipe(drv, [*labels.values(), *base_labels.values()])
+            wipe(drv, [*reversed(labels.values()), *reversed(base_labels.values())])
             drop_baseline_constraints(drv, list(base_labels.values()))
             worker.start()
             worker.wait_ready(120)
@@ -757,14 +757,14 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
                 res["worker_log"] = str(keep)
                 say(f"worker log kept at {keep}")
             with cleanup_step(errors, "wipe ours"):
-                wipe(drv, list(labels.values()))
+                wipe(drv, list(reversed(labels.values())))
             with cleanup_step(errors, "topics"):
                 asyncio.run(_drop_topics(stack, run_id))
             with cleanup_step(errors, "weaviate collection"):
                 drop_collection(stack, run_id)
             shutil.rmtree(root, ignore_errors=True)
     if args.baseline_only:
-        wipe(drv, list(base_labels.values()))
+        wipe(drv, list(reversed(base_labels.values())))
         drop_baseline_constraints(drv, list(base_labels.values()))
     if not args.skip_baseline:
         say("baseline: one process, UNWIND MERGE batches of 5000")
@@ -775,7 +775,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
                 res["ratio"] = round(res["load"]["records_per_s"] / res["baseline"]["records_per_s"], 3)
         finally:
             with cleanup_step(errors, "wipe baseline"):
-                wipe(drv, list(base_labels.values()))
+                wipe(drv, list(reversed(base_labels.values())))
                 drop_baseline_constraints(drv, list(base_labels.values()))
     res["rss"]["bench"] = {"peak_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
     res["rss"]["servers_since_start"] = server_rss(stack.state_dir / "stack")
