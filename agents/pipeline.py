@@ -86,10 +86,7 @@ def profile_messages(
     envs = [e for e in (parse(v) for v in values if v is not None) if isinstance(e, RecordEnvelope) and not e.deleted]
     if not envs:
         return []
-    deltas = profile_batch(envs, Watermark(stream=stream, offset=last_offset, first=first_offset, also=also or {}))
-    for d in deltas:
-        metrics.PROFILE_UPDATES.labels(metrics.source_label(d.source)).inc()
-    return deltas
+    return profile_batch(envs, Watermark(stream=stream, offset=last_offset, first=first_offset, also=also or {}))
 
 
 def first_sightings(

@@ -32,7 +32,6 @@ from agents.pipeline import (
     ExtractionWorker,
     completion_update,
     first_sightings,
-    profile_messages,
     profile_update,
 )
 from agents.query.service import QueryService
@@ -47,6 +46,7 @@ from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
 from streams.runtime.compat import patch_faust_for_aiokafka_014
 from streams.runtime.kafka_io import read_topic, source_key_filter
+from streams.runtime.profile_pool import ProfilePool
 from streams.runtime.stores import graph_store, vector_store
 
 log = logging.getLogger(__name__)
@@ -156,34 +156,33 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # -- profilers ---------------------------------------------------------------------------------------------
     seen = SeenRecords(state / "seen.sqlite")  # records already profiled: re-deliveries count once
 
-    def profile_events(events: list[Any]) -> tuple[list[Any], list[tuple[bytes, bytes]]]:
-        """One delta per source for a whole batch, whatever partitions it spans; its watermark names every
-        partition's last offset. (A delta per partition cost the contract agent a merge each.)"""
-        topic_name = records_topic.get_topic_name()
+    profiler = ProfilePool()  # profiling runs in a child process (streams/runtime/profile_pool.py)
+
+    def fresh_events(events: list[Any]) -> tuple[list[bytes | None], list[tuple[bytes, bytes]], dict[int, int], dict[int, int]]:
+        """The batch's records not profiled before (seen-index), what to remember once their deltas are durable,
+        and each partition's first and last offset."""
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for e in events:
             p, off = e.message.partition, e.message.offset
             first.setdefault(p, off)
             last[p] = off
-        head = min(first)
         fresh, observed = first_sightings([(e.key, e.value) for e in events], seen)
-        deltas = profile_messages(
-            fresh,
-            stream=f"{topic_name}/{head}",
-            first_offset=first[head],
-            last_offset=last[head],
-            also={f"{topic_name}/{p}": off for p, off in last.items() if p != head},
-        )
-        return deltas, observed
+        return fresh, observed, first, last
 
     @app.agent(records_topic)
     async def profile(stream: Any) -> None:
-        # Big windows: a profile delta costs the contract agent a merge (and a re-inference once its source is
-        # settled) whatever its size, so 50-record deltas spent ~5x more CPU per record than 5,000-record ones.
+        # One delta per source for a whole batch, whatever partitions it spans; its watermark names every
+        # partition's last offset. Big windows: a delta costs the contract agent a merge (and a re-inference
+        # once its source is settled) whatever its size.
+        topic_name = records_topic.get_topic_name()
         async for batch in stream.take_events(PROFILE_BATCH, within=BATCH_WITHIN):
-            # Off the event loop: profiling a 5,000-record batch takes ~0.5 s of CPU.
-            deltas, observed = await asyncio.to_thread(profile_events, list(batch))
+            fresh, observed, first, last = await asyncio.to_thread(fresh_events, list(batch))
+            head = min(first)
+            deltas = await profiler.profile(
+                fresh, f"{topic_name}/{head}", first[head], last[head],
+                {f"{topic_name}/{p}": off for p, off in last.items() if p != head},
+            )
             sent = [await profiles_topic.send(key=d.source.encode(), value=profile_update(d)) for d in deltas]
             await asyncio.gather(*sent)  # durable before the records count as observed
             await asyncio.to_thread(seen.remember, observed)
