@@ -49,9 +49,11 @@ def pid_alive(pid: int | None) -> bool:
 
 
 def port_open(host: str, port: int, timeout: float = 0.5) -> bool:
+    """True when something listens on ``host:port``. A connect to a free port in the ephemeral range can pick that
+    same port as its source and connect to itself (TCP simultaneous open): that is not a listener."""
     try:
-        with socket.create_connection((host, port), timeout=timeout):
-            return True
+        with socket.create_connection((host, port), timeout=timeout) as sock:
+            return bool(sock.getsockname() != sock.getpeername())
     except OSError:
         return False
 

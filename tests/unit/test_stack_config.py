@@ -314,3 +314,23 @@ def test_cluster_id_never_starts_with_a_dash(monkeypatch: pytest.MonkeyPatch) ->
     draws = iter([b"\xfb" * 16, b"\x00" * 16])
     monkeypatch.setattr("esc.stack.kafka.secrets.token_bytes", lambda n: next(draws))
     assert new_cluster_id() == "AAAAAAAAAAAAAAAAAAAAAA"
+
+
+def test_port_open_is_false_for_a_self_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A connect to a free ephemeral port can choose that port as its source (TCP simultaneous open) and succeed
+    # with nobody listening; seen as a flake of the stop test above.
+    class SelfConnected:
+        def __enter__(self) -> SelfConnected:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+        def getsockname(self) -> tuple[str, int]:
+            return ("127.0.0.1", 40359)
+
+        def getpeername(self) -> tuple[str, int]:
+            return ("127.0.0.1", 40359)
+
+    monkeypatch.setattr("esc.stack.process.socket.create_connection", lambda *a, **k: SelfConnected())
+    assert port_open("127.0.0.1", 40359) is False
