@@ -133,6 +133,7 @@ def test_grafana_provisions_the_prometheus_datasource_and_the_dashboard(services
         "esc_freshness_seconds_bucket",
         "esc_query_latency_seconds_bucket",
         "esc_consumer_lag",
+        "esc_vector_outbox_pending",
     ):
         assert metric in exprs, metric
     assert all(t["datasource"]["uid"] == uid for p in dashboard["panels"] for t in p["targets"])
