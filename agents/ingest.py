@@ -23,8 +23,9 @@ from pydantic import ValidationError
 
 from agents import metrics
 from agents.embedding import Embedder
-from agents.extractors import Plan, attach_vectors, plan
-from agents.stores.base import DeletesByRecord, GraphStore, VectorStore
+from agents.extractors import Plan, plan
+from agents.stores.base import GraphStore, VectorStore
+from agents.text_writer import TextWriter
 from agents.types import SourceRecordRef, TextObject
 from agents.vector_outbox import VectorOutbox
 from contract.model import Contract
@@ -99,7 +100,7 @@ class Ingestor:
         self.outbox = outbox
         self.ingested: set[str] = set()  # sources written at least once (what a backfill may need to replay)
         self._keys: set[tuple[str, tuple[str, ...]]] = set()
-        self._collection_ready = False
+        self.text_writer = TextWriter(vectors, embedder, collection, embed_batch)
 
     def use(self, contract: Contract) -> None:
         """Apply ``contract`` to every later batch that does not pass its own."""
@@ -172,10 +173,8 @@ class Ingestor:
             if p.edges:
                 result.edges = self.graph.upsert_edges(p.edges)
             metrics.BATCH_LATENCY.labels("neo4j").observe(time.perf_counter() - t0)
-        if p.texts:
-            t0 = time.perf_counter()
+        if p.texts:  # its latency is observed by the TextWriter (inline or behind the outbox), not the queueing
             result.texts = self._write_texts(p.texts)
-            metrics.BATCH_LATENCY.labels("weaviate").observe(time.perf_counter() - t0)
         result.sources = set(p.sources)
         self.ingested |= p.sources
 
@@ -183,19 +182,7 @@ class Ingestor:
         if self.outbox is not None:
             self.outbox.put_texts(texts)
             return len(texts)
-        if not self._collection_ready:
-            self.vectors.ensure_collection(self.collection)
-            self._collection_ready = True
-        if isinstance(self.vectors, DeletesByRecord):
-            # a record re-sent with shorter text must not keep its old trailing chunks
-            for source, ids in _by_source([t.provenance for t in texts]).items():
-                self.vectors.delete_by_record(self.collection, source, sorted(set(ids)))
-        written = 0
-        for i in range(0, len(texts), self.embed_batch):
-            part = texts[i : i + self.embed_batch]
-            attach_vectors(part, self.embedder.embed([t.text for t in part]))
-            written += self.vectors.upsert(self.collection, part)
-        return written
+        return self.text_writer.write(texts)
 
     def _retract(self, refs: Sequence[SourceRecordRef]) -> int:
         if not refs:
@@ -204,8 +191,8 @@ class Ingestor:
         for source, ids in _by_source(refs).items():
             if self.outbox is not None:
                 self.outbox.put_delete(source, ids)
-            elif isinstance(self.vectors, DeletesByRecord):
-                self.vectors.delete_by_record(self.collection, source, ids)
+            else:
+                self.text_writer.delete(source, ids)
         metrics.RETRACTED.inc(len(refs))
         return n
 

@@ -21,7 +21,6 @@ import logging
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,8 +29,8 @@ from typing import Any
 
 from agents import metrics
 from agents.embedding import Embedder
-from agents.extractors import attach_vectors
-from agents.stores.base import DeletesByRecord, VectorStore
+from agents.stores.base import VectorStore
+from agents.text_writer import TextWriter
 from agents.types import TextObject
 
 log = logging.getLogger(__name__)
@@ -151,18 +150,14 @@ def background_executor() -> ThreadPoolExecutor:
 
 
 class VectorWriter:
-    """Drains a :class:`VectorOutbox` into one vector collection: deletes, then stale-chunk cleanup, embedding
-    and upserts, in queue order. One writer per outbox."""
+    """Drains a :class:`VectorOutbox` into one vector collection through a :class:`TextWriter`: deletes, then
+    stale-chunk cleanup, embedding and upserts, in queue order. One writer per outbox."""
 
     def __init__(self, outbox: VectorOutbox, vectors: VectorStore, embedder: Embedder, collection: str,
                  embed_batch: int = 64) -> None:
         self.outbox = outbox
-        self.vectors = vectors
-        self.embedder = embedder
-        self.collection = collection
-        self.embed_batch = embed_batch
+        self.texts = TextWriter(vectors, embedder, collection, embed_batch)
         self.written = 0
-        self._collection_ready = False
 
     def drain_once(self, max_texts: int = DRAIN_TEXTS) -> int:
         """Apply the oldest operations; returns how many were applied (0: the queue is empty)."""
@@ -176,31 +171,13 @@ class VectorWriter:
                 continue
             self._upsert(run)  # keep the order: texts queued before this delete go first
             run = []
-            if isinstance(self.vectors, DeletesByRecord):
-                self.vectors.delete_by_record(self.collection, op.source, list(op.record_ids))
+            self.texts.delete(op.source, op.record_ids)
         self._upsert(run)
         self.outbox.done(ops)
         return len(ops)
 
     def _upsert(self, texts: list[TextObject]) -> None:
-        if not texts:
-            return
-        t0 = time.perf_counter()
-        if not self._collection_ready:
-            self.vectors.ensure_collection(self.collection)
-            self._collection_ready = True
-        if isinstance(self.vectors, DeletesByRecord):
-            # A record re-sent with shorter text must not keep its old trailing chunks.
-            by_source: dict[str, set[str]] = {}
-            for t in texts:
-                by_source.setdefault(t.provenance.source, set()).add(t.provenance.record_id)
-            for source, ids in sorted(by_source.items()):
-                self.vectors.delete_by_record(self.collection, source, sorted(ids))
-        for i in range(0, len(texts), self.embed_batch):
-            part = texts[i : i + self.embed_batch]
-            attach_vectors(part, self.embedder.embed([t.text for t in part]))
-        self.written += self.vectors.upsert(self.collection, texts)
-        metrics.BATCH_LATENCY.labels("weaviate").observe(time.perf_counter() - t0)
+        self.written += self.texts.write(texts)
         for t in texts:
             if t.chunk_index == 0:
                 metrics.RECORDS_OUT.labels(metrics.source_label(t.provenance.source), "weaviate").inc()
