@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sqlite3
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,6 +29,7 @@ from typing import Any
 from agents import metrics
 from agents.embedding import Embedder
 from agents.stores.base import VectorStore
+from agents.stores.local_sqlite import open_local
 from agents.text_writer import TextWriter
 from agents.types import TextObject
 
@@ -57,11 +57,7 @@ class VectorOutbox:
     """Ordered vector-store operations, durable in SQLite (``":memory:"`` for tests). Thread-safe."""
 
     def __init__(self, path: Path | str = ":memory:") -> None:
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")  # survives a process crash (SIGKILL); WAL replays it
+        self._db = open_local(path)
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS ops (seq INTEGER PRIMARY KEY AUTOINCREMENT, kind TEXT NOT NULL, "
             "n INTEGER NOT NULL, body BLOB NOT NULL)"

@@ -8,10 +8,11 @@ record whose content changed is new evidence and is observed again.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
+
+from agents.stores.local_sqlite import open_local
 
 CHUNK = 500  # SQLite's default limit on host parameters is 999
 
@@ -22,11 +23,7 @@ def content_hash(value: bytes) -> bytes:
 
 class SeenRecords:
     def __init__(self, path: Path | str = ":memory:") -> None:
-        if path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db = open_local(path)
         self._db.execute("CREATE TABLE IF NOT EXISTS seen (k BLOB PRIMARY KEY, h BLOB NOT NULL) WITHOUT ROWID")
         self._lock = threading.Lock()
 
