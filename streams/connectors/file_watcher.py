@@ -197,6 +197,7 @@ class FileWatcher(Connector):
         items: Iterator[Record | Rejected] = read(sf)
         keys: list[str] = []
         counts: Counter[str] = Counter()
+
         def next_batch() -> list[Emission | Rejected]:  # in a thread: read, build and serialize envelopes
             return [
                 item if isinstance(item, Rejected) else Emission.of(envelope_for(item, sf.rel, digest))
