@@ -34,6 +34,12 @@ class GraphStore(ABC):
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
         """MERGE relationships between entities that exist. Idempotent. Returns rows written."""
 
+    def upsert(self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> tuple[int, int]:
+        """Entities, then the batch's edges: (entities written, edges written). Backends that can write an
+        entity's edges in the same statement as the entity override this (one index seek and round trip less)."""
+        written = self.upsert_entities(entities) if entities else 0
+        return written, self.upsert_edges(edges) if edges else 0
+
     @abstractmethod
     def retract_source_records(self, refs: Sequence[SourceRecordRef]) -> int:
         """Remove source records and the entities nothing else supports."""

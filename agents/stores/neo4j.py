@@ -14,7 +14,7 @@ from typing import Any
 from agents.query.plan import PlanRow, QueryPlan
 from agents.stores.base import GraphStore
 from agents.stores.cypher import ident, to_properties
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef
+from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, build
 
 try:
     import neo4j
@@ -36,6 +36,110 @@ def chunks(rows: list[dict[str, Any]], size: int | None = None) -> list[list[dic
 def _constraint_name(label: str, props: Sequence[str]) -> str:
     digest = hashlib.sha1("\x1f".join([label, *props]).encode()).hexdigest()[:12]
     return f"esc_key_{digest}"
+
+
+EdgeSig = tuple[bool, str, str, tuple[str, ...]]
+"""An edge kind folded into an entity statement: (outgoing from the entity, type, other label, other key names)."""
+MAX_FOLDED = 16
+"""Edge kinds folded into one entity statement at most (a source has a few FKs and one parent); more go apart."""
+Group = tuple[list[EdgeSig], list[dict[str, Any]]]
+
+
+def _node(label: str, key: dict[str, Any]) -> tuple[Any, ...] | None:
+    node = (label, tuple(sorted(key.items())))
+    try:
+        hash(node)
+    except TypeError:
+        return None
+    return node
+
+
+def _fold(entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> tuple[dict[tuple[str, tuple[str, ...]], Group], list[EdgeWrite]]:
+    """Statement parameters per (label, key names): each row's entity, provenance and, for every edge kind of
+    the group, the other end's key values (or null); plus the edges that touch no entity of the batch."""
+    at: dict[tuple[Any, ...], int] = {}
+    for i, row in enumerate(entities):
+        node = _node(row.label, row.key)
+        if node is not None:
+            at.setdefault(node, i)  # a node written twice in a batch: its edges go with the first row
+    attached: dict[int, list[tuple[EdgeSig, list[Any]]]] = defaultdict(list)
+    rest: list[EdgeWrite] = []
+    for e in edges:
+        hit = at.get(_node(e.from_label, e.from_key) or ())
+        if hit is not None and entities[hit].contract_version == e.contract_version:
+            attached[hit].append(((True, e.type, e.to_label, tuple(e.to_key)), list(e.to_key.values())))
+            continue
+        hit = at.get(_node(e.to_label, e.to_key) or ())
+        if hit is not None and entities[hit].contract_version == e.contract_version:
+            attached[hit].append(((False, e.type, e.from_label, tuple(e.from_key)), list(e.from_key.values())))
+            continue
+        rest.append(e)
+    sigs: dict[tuple[str, tuple[str, ...]], dict[EdgeSig, int]] = defaultdict(dict)
+    for i, pairs in attached.items():
+        known = sigs[(entities[i].label, tuple(entities[i].key))]
+        for sig, _ in pairs:
+            if sig not in known and len(known) < MAX_FOLDED:
+                known[sig] = len(known)
+    groups: dict[tuple[str, tuple[str, ...]], Group] = {}
+    for i, row in enumerate(entities):
+        key_names = tuple(row.key)
+        gkey = (row.label, key_names)
+        known = sigs.get(gkey, {})
+        if gkey not in groups:
+            groups[gkey] = (list(known), [])
+        slots: list[Any] = [None] * len(known)
+        for sig, values in attached.get(i, ()):
+            j = known.get(sig)
+            if j is None or slots[j] is not None:  # beyond MAX_FOLDED, or a second edge of one kind: apart
+                rest.append(_edge_of(row, sig, values))
+            else:
+                slots[j] = values
+        groups[gkey][1].append(
+            {
+                "key": [row.key[k] for k in key_names],
+                "props": to_properties(row.properties),
+                "sid": row.provenance.sid,
+                "source": row.provenance.source,
+                "record_id": row.provenance.record_id,
+                "location": row.provenance.location,
+                "file": row.provenance.file,
+                "v": row.contract_version,
+                "e": slots,
+            }
+        )
+    return groups, rest
+
+
+def _edge_of(row: EntityWrite, sig: EdgeSig, values: list[Any]) -> EdgeWrite:
+    outgoing, rtype, other, other_key = sig
+    there = dict(zip(other_key, values, strict=True))
+    ends = (row.label, row.key, other, there) if outgoing else (other, there, row.label, row.key)
+    return build(
+        EdgeWrite,
+        type=rtype, from_label=ends[0], from_key=ends[1], to_label=ends[2], to_key=ends[3],
+        contract_version=row.contract_version,
+    )
+
+
+def _entity_query(label: str, key_names: tuple[str, ...], sigs: Sequence[EdgeSig]) -> str:
+    merge_map = ", ".join(f"{ident(k)}: row.key[{i}]" for i, k in enumerate(key_names))
+    parts = [
+        "UNWIND $rows AS row "
+        f"MERGE (s:{SOURCE_RECORD} {{sid: row.sid}}) "
+        "SET s.source = row.source, s.record_id = row.record_id, s.location = row.location, s.file = row.file "
+        f"MERGE (n:{ident(label)} {{{merge_map}}}) "
+        "SET n += row.props, n._contract_version = row.v, n._stub = null "
+        f"MERGE (n)-[:{DERIVED_FROM}]->(s)"
+    ]
+    for j, (outgoing, rtype, other, other_key) in enumerate(sigs):
+        other_map = ", ".join(f"{ident(k)}: t[{i}]" for i, k in enumerate(other_key))
+        rel = f"(n)-[r{j}:{ident(rtype)}]->(o{j})" if outgoing else f"(o{j})-[r{j}:{ident(rtype)}]->(n)"
+        parts.append(
+            f"FOREACH (t IN CASE WHEN row.e[{j}] IS NULL THEN [] ELSE [row.e[{j}]] END | "
+            f"MERGE (o{j}:{ident(other)} {{{other_map}}}) ON CREATE SET o{j}._stub = true "
+            f"MERGE {rel} SET r{j}._contract_version = row.v)"
+        )
+    return " ".join(parts)
 
 
 class Neo4jGraphStore(GraphStore):
@@ -61,38 +165,25 @@ class Neo4jGraphStore(GraphStore):
 
     # -- writes -------------------------------------------------------------------------------------------------
     def upsert_entities(self, rows: Sequence[EntityWrite]) -> int:
-        groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
-        for row in rows:
-            key_names = tuple(row.key)
-            groups[(row.label, key_names)].append(
-                {
-                    "key": [row.key[k] for k in key_names],
-                    "props": to_properties(row.properties),
-                    "sid": row.provenance.sid,
-                    "source": row.provenance.source,
-                    "record_id": row.provenance.record_id,
-                    "location": row.provenance.location,
-                    "file": row.provenance.file,
-                    "v": row.contract_version,
-                }
-            )
-        written = 0
-        for (label, key_names), params in groups.items():
+        return self.upsert(rows, [])[0]
+
+    def upsert(self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> tuple[int, int]:
+        """Entities with their SourceRecord + DERIVED_FROM, and the batch's edges. An edge that starts or ends at an
+        entity of the batch is MERGEd in that entity's statement (``FOREACH`` per edge kind, skipped where the
+        row has no such edge): the entity is already matched there, so the edge costs one index seek (the other
+        end) instead of two plus a statement of its own. Other edges go through ``upsert_edges``."""
+        groups, rest = _fold(entities, edges)
+        written = folded = 0
+        for (label, key_names), (sigs, params) in groups.items():
             self.ensure_entity_key(label, key_names)
-            merge_map = ", ".join(f"{ident(k)}: row.key[{i}]" for i, k in enumerate(key_names))
-            query = (
-                "UNWIND $rows AS row "
-                f"MERGE (s:{SOURCE_RECORD} {{sid: row.sid}}) "
-                "SET s.source = row.source, s.record_id = row.record_id, s.location = row.location, "
-                "s.file = row.file "
-                f"MERGE (n:{ident(label)} {{{merge_map}}}) "
-                "SET n += row.props, n._contract_version = row.v, n._stub = null "
-                f"MERGE (n)-[:{DERIVED_FROM}]->(s)"
-            )
+            for _, _, other, other_key in sigs:
+                self.ensure_entity_key(other, other_key)
+            query = _entity_query(label, key_names, sigs)
             for part in chunks(params):
                 self._driver.execute_query(query, rows=part, database_=self._database)
             written += len(params)
-        return written
+            folded += sum(1 for row in params for t in row["e"] if t is not None)
+        return written, folded + (self.upsert_edges(rest) if rest else 0)
 
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
         """MERGE edges; an endpoint not seen yet (a target, or a nested child's parent written by another batch)

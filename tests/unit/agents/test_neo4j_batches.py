@@ -65,3 +65,37 @@ def test_small_batch_is_one_transaction(monkeypatch: pytest.MonkeyPatch) -> None
     s, drv = make_store(monkeypatch, batch=5000)
     s.upsert_entities([entity(i) for i in range(100)])
     assert len([q for q, _ in drv.calls if "UNWIND" in q]) == 1
+
+
+def edge(i: int, group: int | None) -> EdgeWrite:
+    return EdgeWrite(type="IN", from_label="Item", from_key={"id": i}, to_label="Group", to_key={"gid": group})
+
+
+def test_edges_of_batch_entities_are_folded_into_their_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, drv = make_store(monkeypatch, batch=5000)
+    rows = [entity(i) for i in range(4)]
+    edges = [edge(0, 7), edge(2, 8), edge(9, 7)]  # item 9 is not in the batch: its edge goes apart
+    edges.append(EdgeWrite(type="HAS", from_label="Shelf", from_key={"sid": 1}, to_label="Item", to_key={"id": 3}))
+    assert s.upsert(rows, edges) == (4, 4)
+    (entity_query, kw), (edge_query, ekw) = [(q, kw) for q, kw in drv.calls if "UNWIND" in q]
+    assert "FOREACH" in entity_query and "MERGE (n)-[r0:`IN`]->(o0)" in entity_query
+    assert "MERGE (o1)-[r1:`HAS`]->(n)" in entity_query  # an incoming (nesting) edge: the entity is its end
+    assert [r["e"] for r in kw["rows"]] == [[[7], None], [None, None], [[8], None], [None, [1]]]
+    assert [(r["f"], r["t"]) for r in ekw["rows"]] == [([9], [7])]
+    assert "FOREACH" not in edge_query
+
+
+def test_an_edge_of_another_contract_version_is_not_folded(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, drv = make_store(monkeypatch, batch=5000)
+    e = edge(0, 7)
+    e.contract_version = 3
+    assert s.upsert([entity(0)], [e]) == (1, 1)
+    queries = [q for q, _ in drv.calls if "UNWIND" in q]
+    assert len(queries) == 2 and "FOREACH" not in queries[0]
+
+
+def test_rows_without_edges_keep_the_plain_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, drv = make_store(monkeypatch, batch=5000)
+    assert s.upsert([entity(i) for i in range(3)], []) == (3, 0)
+    ((query, kw),) = [(q, kw) for q, kw in drv.calls if "UNWIND" in q]
+    assert "FOREACH" not in query and all(r["e"] == [] for r in kw["rows"])
