@@ -54,6 +54,16 @@ class IngestResult:
     contract_version: int | None = None
 
 
+@dataclass
+class Prepared:
+    """A parsed and planned batch, not written yet (``Ingestor.prepare`` -> ``Ingestor.apply``)."""
+
+    envelopes: list[RecordEnvelope] = field(default_factory=list)
+    dead: list[DeadLetter] = field(default_factory=list)  # unparseable messages
+    plan: Plan | None = None  # None: no contract yet, every record is deferred
+    contract_version: int | None = None
+
+
 def parse(raw: bytes | str) -> RecordEnvelope | DeadLetter:
     """Validate one message against the documented envelope; anything else becomes a dead letter."""
     size = len(raw)
@@ -118,25 +128,40 @@ class Ingestor:
     ) -> IngestResult:
         """Parse, plan and write one batch. ``rekey=True`` (a replay after a source gained an identity key) first
         retracts the batch's source records, so the nodes they wrote under the record-id key go away."""
-        result = IngestResult()
-        envelopes: list[RecordEnvelope] = []
+        return self.apply(self.prepare(items, contract), rekey=rekey)
+
+    def prepare(self, items: Sequence[bytes | str | RecordEnvelope], contract: Contract | None = None) -> Prepared:
+        """Parse and plan a batch, writing nothing (pure CPU: a runtime may plan the next batch while this one's
+        writes are under way). ``apply`` writes it."""
+        out = Prepared()
         for item in items:
             env = item if isinstance(item, RecordEnvelope) else parse(item)
             if isinstance(env, DeadLetter):
-                result.dead.append(env)
-                metrics.DLQ.labels(env.stage, metrics.dlq_reason_label(env.reason)).inc()
+                out.dead.append(env)
                 continue
-            envelopes.append(env)
+            out.envelopes.append(env)
+        contract = contract or self.contract
+        if out.envelopes and contract is not None:
+            out.contract_version = contract.version
+            out.plan = plan(out.envelopes, contract)
+        return out
+
+    def apply(self, prepared: Prepared, *, rekey: bool = False) -> IngestResult:
+        """Write a prepared batch (see ``handle``); metrics count it here, once."""
+        result = IngestResult(dead=list(prepared.dead))
+        for dead in prepared.dead:
+            metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
+        envelopes = prepared.envelopes
+        for env in envelopes:
             metrics.RECORDS_IN.labels(metrics.source_label(env.source)).inc()
         if not envelopes:
             return result
-        contract = contract or self.contract
-        if contract is None:
+        p = prepared.plan
+        if p is None:
             result.deferred = [e for e in envelopes if not e.deleted]
             self._count_deferred(result.deferred)
             return result
-        result.contract_version = contract.version
-        p = plan(envelopes, contract)
+        result.contract_version = prepared.contract_version
         result.deferred = p.deferred
         self._count_deferred(p.deferred)
         for dead in p.dead:
@@ -169,9 +194,7 @@ class Ingestor:
             self._keys.add((label, props))
         if p.entities:
             t0 = time.perf_counter()
-            result.written = self.graph.upsert_entities(p.entities)
-            if p.edges:
-                result.edges = self.graph.upsert_edges(p.edges)
+            result.written, result.edges = self.graph.upsert(p.entities, p.edges)
             metrics.BATCH_LATENCY.labels("neo4j").observe(time.perf_counter() - t0)
         if p.texts:  # its latency is observed by the TextWriter (inline or behind the outbox), not the queueing
             result.texts = self._write_texts(p.texts)

@@ -28,7 +28,7 @@ from agents import metrics
 from agents.backfill import BackfillTracker, DeferredRecords, ReplayPlan, plan_replay
 from agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
 from agents.extractors import covers
-from agents.ingest import Ingestor, IngestResult, parse
+from agents.ingest import Ingestor, IngestResult, Prepared, parse
 from agents.profiler import ProfileDelta, Watermark, profile_batch
 from agents.stores.seen import SeenRecords
 from contract.evolve import diff_items
@@ -60,6 +60,22 @@ def envelope_or_dead(key: bytes | None, value: bytes | None) -> RecordEnvelope |
 def _parse_all(batch: Sequence[bytes | RecordEnvelope]) -> list[RecordEnvelope]:
     """Envelopes of a replayed batch (the log held only valid envelopes; anything else is skipped)."""
     return [e for e in (b if isinstance(b, RecordEnvelope) else parse(b) for b in batch) if isinstance(e, RecordEnvelope)]
+
+
+REPLAY_BATCH = 5000
+"""Records per planned batch when deferred records are replayed from memory (the log's batches are its own)."""
+
+
+async def _in_batches(envs: list[RecordEnvelope]) -> AsyncIterator[list[RecordEnvelope]]:
+    for i in range(0, len(envs), REPLAY_BATCH):
+        yield envs[i : i + REPLAY_BATCH]
+
+
+async def _cancelled(task: asyncio.Task[Any]) -> None:
+    if not task.done():
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
 
 def split_messages(messages: Sequence[Message]) -> tuple[list[RecordEnvelope], list[DeadLetter]]:
@@ -220,8 +236,9 @@ class ExtractionWorker:
         self._saved = now
 
     async def _handle(self, envs: Sequence[RecordEnvelope], rekey: bool = False) -> IngestResult:
+        prepared = await asyncio.to_thread(self.ingestor.prepare, list(envs), self.contract)  # planning: unlocked
         async with self._lock:
-            return await asyncio.to_thread(self.ingestor.handle, list(envs), self.contract, rekey=rekey)
+            return await asyncio.to_thread(self.ingestor.apply, prepared, rekey=rekey)
 
     async def on_records(self, messages: Sequence[Message]) -> IngestResult:
         """One batch from the records topic. Returns the result; its ``dead`` go to the dead-letter topic."""
@@ -306,18 +323,14 @@ class ExtractionWorker:
         ]
         done = 0
         for source in from_memory:
-            envs = self.deferred.take([source])
-            done += await self._replay_batch(envs, rekey=False)
+            done += await self._pipelined(_in_batches(self.deferred.take([source])), set())
             self.tracker.finish(source)
             self.log_deferred.discard(source)
         from_log = {s for s, _ in order} - set(from_memory)
         if from_log:
             self.deferred.take(from_log)  # the log has them all; drop the partial in-memory copies
             self.deferred.overflowed -= from_log
-            async for envs in self._prefetched(from_log):
-                for is_rekey in (True, False):
-                    part = [e for e in envs if (e.source in rekey) is is_rekey]
-                    done += await self._replay_batch(part, rekey=is_rekey)
+            done += await self._pipelined(self._prefetched(from_log), rekey)
             for s in from_log:
                 self.tracker.finish(s)
             replayed = {s for s in from_log if self.contract is not None and covers(self.contract, s)}
@@ -345,20 +358,41 @@ class ExtractionWorker:
                 yield envs
             await reader  # re-raises what stopped the reader early
         finally:
-            if not reader.done():
-                reader.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await reader
+            await _cancelled(reader)
 
-    async def _replay_batch(self, envs: list[RecordEnvelope], rekey: bool) -> int:
-        if not envs:
-            return 0
-        result = await self._handle(envs, rekey=rekey)
-        for source in {e.source for e in envs}:
-            self.tracker.progress(source, sum(1 for e in envs if e.source == source))
-        if result.deferred:
-            self.deferred.add(result.deferred)
-        return len(envs) - len(result.deferred)
+    async def _pipelined(self, batches: AsyncIterator[list[RecordEnvelope]], rekey: set[str], ahead: int = 1) -> int:
+        """Write replayed batches in order, planning the next ``ahead`` while one is being written: the store
+        works on a batch while this process plans the next one, instead of the two taking turns. Records of
+        ``rekey`` sources are written with ``rekey=True``. Returns the records written (not deferred again)."""
+        queue: asyncio.Queue[tuple[list[RecordEnvelope], Prepared, bool] | None] = asyncio.Queue(maxsize=ahead)
+
+        async def planner() -> None:
+            try:
+                async for envs in batches:
+                    for is_rekey in (True, False):
+                        part = [e for e in envs if (e.source in rekey) is is_rekey]
+                        if part:
+                            prepared = await asyncio.to_thread(self.ingestor.prepare, part, self.contract)
+                            await queue.put((part, prepared, is_rekey))
+            finally:
+                await queue.put(None)
+
+        task = asyncio.create_task(planner())
+        done = 0
+        try:
+            while (item := await queue.get()) is not None:
+                part, prepared, is_rekey = item
+                async with self._lock:
+                    result = await asyncio.to_thread(self.ingestor.apply, prepared, rekey=is_rekey)
+                for source in {e.source for e in part}:
+                    self.tracker.progress(source, sum(1 for e in part if e.source == source))
+                if result.deferred:
+                    self.deferred.add(result.deferred)
+                done += len(part) - len(result.deferred)
+            await task  # re-raises what stopped the planner early
+        finally:
+            await _cancelled(task)
+        return done
 
     def idle(self) -> bool:
         return self._queue.empty() and not self.tracker.pending()
