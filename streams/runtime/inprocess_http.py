@@ -106,10 +106,12 @@ def query_service(ingestor: Ingestor, settings: Settings | None = None) -> Query
 def serve_embedded(settings: Settings, data_dir: Path) -> None:
     """``esc up --data DIR --embedded``: watch, keep the stores current, serve HTTP (metrics, health, contract,
     ``POST /v1/ask``) until Ctrl-C / SIGTERM."""
+    from streams.runtime.gc_tuning import tune_gc
     from streams.runtime.inprocess import open_runtime
 
     runtime, close = open_runtime(settings, data_dir)
     runtime.query = query_service(runtime.ingestor, settings)
+    tune_gc()
 
     async def main() -> None:
         task = asyncio.current_task()

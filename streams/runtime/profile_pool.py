@@ -19,6 +19,7 @@ from concurrent.futures.process import BrokenProcessPool
 from agents import metrics
 from agents.pipeline import profile_messages
 from agents.profiler import ProfileDelta
+from streams.runtime.gc_tuning import tune_gc
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,9 @@ class ProfilePool:
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             # spawn, not fork: the worker has threads (Kafka client, store drivers) that a fork would copy mid-state
-            self._pool = ProcessPoolExecutor(self.processes, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(
+                self.processes, mp_context=multiprocessing.get_context("spawn"), initializer=tune_gc
+            )
         return self._pool
 
     async def profile(
