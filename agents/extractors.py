@@ -31,7 +31,7 @@ import numpy as np
 from agents.chunking import chunk_text
 from agents.coerce import CoercionError, coerce, coerce_lenient
 from agents.stores.weaviate_ids import object_id
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
+from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject, build
 from contract.entities import LONG_TEXT_CHARS
 from contract.model import Contract, EntityType, Relationship, SourceSpec
 from contract.records import Location
@@ -247,7 +247,8 @@ def provenance(env: RecordEnvelope) -> SourceRecordRef:
             location = Location(**env.location).render()
         except (TypeError, ValueError):
             pass
-    return SourceRecordRef.model_construct(
+    return build(
+        SourceRecordRef,
         source=env.source,
         record_id=env.resolved_id(),
         location=location,
@@ -293,7 +294,8 @@ def _fk_edges(sp: SourcePlan, env: RecordEnvelope, key: dict[str, Any], version:
         if isinstance(to_key, str):
             continue  # a null (or unreadable) foreign key value: no edge
         out.append(
-            EdgeWrite.model_construct(
+            build(
+                EdgeWrite,
                 type=fk.rel,
                 from_label=sp.label,
                 from_key=key,
@@ -325,7 +327,8 @@ def _nest_edges(sp: SourcePlan, env: RecordEnvelope, key: dict[str, Any], versio
         if isinstance(parent_key, str):
             continue
         out.append(
-            EdgeWrite.model_construct(
+            build(
+                EdgeWrite,
                 type=nest.rel,
                 from_label=nest.parent_label,
                 from_key=parent_key,
@@ -356,7 +359,8 @@ def _texts(
             entity_key = json.dumps(key, sort_keys=True, default=str)
         for chunk in chunk_text(value, CHUNK_SIZE, CHUNK_OVERLAP):
             out.append(
-                TextObject.model_construct(
+                build(
+                    TextObject,
                     object_id=object_id(env.source, prov.record_id, name, str(chunk.index)),
                     text=chunk.text,
                     provenance=prov,
@@ -399,7 +403,8 @@ def plan(envelopes: Iterable[RecordEnvelope], contract: Contract) -> Plan:
             if v is not None:
                 props[name] = coerce_lenient(v, type_)
         out.entities.append(
-            EntityWrite.model_construct(
+            build(
+                EntityWrite,
                 label=sp.label, key=key, properties=props, provenance=prov, contract_version=version
             )
         )

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def build(cls: type[M], **values: Any) -> M:
+    """``cls.model_construct(**values)`` (no validation: the planner's values are already typed) at a third of
+    its cost when every field is given, which the planner's hot path does for millions of rows. With fields
+    missing it falls back to ``model_construct``, which fills in the defaults."""
+    if len(values) != len(cls.model_fields):
+        return cls.model_construct(**values)
+    obj = cls.__new__(cls)
+    object.__setattr__(obj, "__dict__", values)
+    object.__setattr__(obj, "__pydantic_fields_set__", set(values))
+    object.__setattr__(obj, "__pydantic_extra__", None)
+    object.__setattr__(obj, "__pydantic_private__", None)
+    return obj
 
 
 class SourceRecordRef(BaseModel):
