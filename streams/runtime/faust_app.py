@@ -45,8 +45,10 @@ from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
 from streams.runtime.compat import patch_faust_for_aiokafka_014
+from streams.runtime.gc_tuning import tune_gc
 from streams.runtime.kafka_io import read_topic, source_key_filter
 from streams.runtime.profile_pool import ProfilePool
+from streams.runtime.record_producer import RecordProducer
 from streams.runtime.stores import graph_store, vector_store
 
 log = logging.getLogger(__name__)
@@ -324,25 +326,19 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
 
     # -- drop folder -------------------------------------------------------------------------------------------
     if data_dir is not None:
-        pending: list[Any] = []
-
         records_name = records_topic.get_topic_name()
+        producer = RecordProducer(settings.kafka_bootstrap)  # librdkafka: the hot path of a file load
 
         async def emit(msg: Emission) -> None:
-            # Straight to the producer (bytes in, no per-message serializers or callbacks): the watcher is the
-            # hot path of a file load. Awaiting send waits only while the producer's buffer is full.
-            pending.append(await app.producer.send(records_name, msg.key, msg.value, partition=None,
-                                                   timestamp=None, headers=None))
+            await producer.send(records_name, msg.key, msg.value)
             metrics.RECORDS_PRODUCED.labels(metrics.source_label(msg.source)).inc()
 
         async def retract(keys: list[str]) -> None:
             for key in keys:
-                pending.append(await records_topic.send(key=key.encode("utf-8"), value=None))
+                await producer.send(records_name, key.encode("utf-8"), None)
 
         async def flush() -> None:
-            if pending:
-                await asyncio.gather(*pending)
-                pending.clear()
+            await producer.flush()
 
         async def completed(done: list[Any]) -> None:
             for c in done:
@@ -352,7 +348,10 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
 
         @app.task
         async def watch() -> None:
-            await watcher.run()
+            try:
+                await watcher.run()
+            finally:
+                await asyncio.to_thread(producer.close)
 
     return app
 
@@ -363,4 +362,5 @@ def run_worker(settings: Settings, data_dir: Path | None, loglevel: str = "info"
 
     asyncio.run(ensure_topics(settings))  # source topics must exist before the consumers subscribe
     app = build_app(settings, data_dir)
+    tune_gc()
     faust.Worker(app, loglevel=loglevel, quiet=True).execute_from_commandline()
