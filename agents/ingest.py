@@ -63,6 +63,12 @@ class Prepared:
     plan: Plan | None = None  # None: no contract yet, every record is deferred
     contract_version: int | None = None
 
+    @property
+    def writes(self) -> bool:
+        """Whether applying it writes to a store (else it only defers records and reports dead letters)."""
+        p = self.plan
+        return p is not None and bool(p.entities or p.retractions or p.file_retractions)
+
 
 def parse(raw: bytes | str) -> RecordEnvelope | DeadLetter:
     """Validate one message against the documented envelope; anything else becomes a dead letter."""

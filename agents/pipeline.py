@@ -237,6 +237,8 @@ class ExtractionWorker:
 
     async def _handle(self, envs: Sequence[RecordEnvelope], rekey: bool = False) -> IngestResult:
         prepared = await asyncio.to_thread(self.ingestor.prepare, list(envs), self.contract)  # planning: unlocked
+        if not prepared.writes:  # only deferrals (a source not covered yet): nothing to wait for a backfill for
+            return await asyncio.to_thread(self.ingestor.apply, prepared, rekey=rekey)
         async with self._lock:
             return await asyncio.to_thread(self.ingestor.apply, prepared, rekey=rekey)
 

@@ -164,3 +164,23 @@ def test_a_version_arriving_while_a_backfill_is_queued_replays_that_source_again
         assert plan is not None and "Album" in plan.replay
 
     asyncio.run(run())
+
+
+def test_records_that_are_only_deferred_do_not_wait_for_a_write_in_progress(tmp_path: Path) -> None:
+    """Profiling and extraction share one pass over the records topic, so a batch that only defers records must
+    not queue behind a backfill's store write; one that writes does."""
+
+    async def run() -> None:
+        graph, log = RecordingGraph(), Log()
+        w = new_worker(graph, log, tmp_path / "state.json")
+        w.on_contract(contract(artist_covered=False))
+        async with w._lock:  # a backfill batch being written
+            deferred = await asyncio.wait_for(w.on_records(messages(ARTISTS)), 5)
+            assert len(deferred.deferred) == len(ARTISTS)
+            writing = asyncio.create_task(w.on_records(messages(ALBUMS)))
+            await asyncio.sleep(0.2)
+            assert not writing.done()  # Album is covered: its write waits for the lock
+        result = await asyncio.wait_for(writing, 5)
+        assert result.written == len(ALBUMS) and labelled(graph, "Album") == len(ALBUMS)
+
+    asyncio.run(run())
