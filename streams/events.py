@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -16,6 +17,9 @@ MAX_SOURCE_LEN = 200
 
 def now() -> datetime:
     return datetime.now(UTC)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f]")
 
 
 class RecordEnvelope(BaseModel):
@@ -41,7 +45,7 @@ class RecordEnvelope(BaseModel):
     @field_validator("source")
     @classmethod
     def _source_printable(cls, v: str) -> str:
-        if any(ord(c) < 32 for c in v):
+        if _CONTROL.search(v):
             raise ValueError("source must not contain control characters")
         return v
 

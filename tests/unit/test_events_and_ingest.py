@@ -77,3 +77,10 @@ def test_source_labels_are_bounded() -> None:
     labels = {source_label(f"src-{i}") for i in range(MAX_SOURCE_LABELS + 50)}
     assert len(labels) <= MAX_SOURCE_LABELS + 1 and "_other" in labels
     assert dlq_reason_label("invalid envelope: source: bad") == "invalid envelope"
+
+
+def test_a_source_with_control_characters_is_a_dead_letter() -> None:
+    for bad in ("a\x1fb", "line\nbreak", "tab\t", "\x00"):
+        dead = parse(json.dumps({"source": bad, "payload": {}}).encode())
+        assert isinstance(dead, DeadLetter) and "control characters" in dead.reason
+    assert isinstance(parse(json.dumps({"source": "ok name\x7f", "payload": {}}).encode()), RecordEnvelope)
