@@ -108,17 +108,17 @@ def profile_messages(
 def first_sightings(
     messages: Sequence[Message], seen: SeenRecords | None
 ) -> tuple[list[bytes | None], list[tuple[bytes, bytes]]]:
-    """Values of the records the profiler has not observed yet (new, or changed content), and the (key, value)
-    pairs to ``seen.remember`` once their profile updates are durable. At-least-once re-deliveries of the same
-    record are dropped, so a profile counts each record once. Tombstones are forgotten."""
+    """Values of the records the profiler has not observed yet (new, or changed content), and the (key, content
+    hash) pairs to ``seen.remember_hashes`` once their profile updates are durable. At-least-once re-deliveries of
+    the same record are dropped, so a profile counts each record once. Tombstones are forgotten."""
     if seen is None:
         return [v for _, v in messages], []
     tombstones = [k for k, v in messages if v is None and k is not None]
     if tombstones:
         seen.forget(tombstones)
     live = [(k or b"", v) for k, v in messages if v is not None]
-    flags = seen.first_sightings(live)
-    return [v for (_, v), new in zip(live, flags, strict=True) if new], live
+    flags, observed = seen.check(live)
+    return [v for (_, v), new in zip(live, flags, strict=True) if new], observed
 
 
 def profile_update(delta: ProfileDelta) -> bytes:

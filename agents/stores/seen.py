@@ -30,6 +30,11 @@ class SeenRecords:
     def first_sightings(self, items: Sequence[tuple[bytes, bytes]]) -> list[bool]:
         """For (record key, value) pairs: True where the record is new or its content changed. Remembers nothing:
         call ``remember`` once what was derived from them is durable, so a crash in between loses nothing."""
+        return self.check(items)[0]
+
+    def check(self, items: Sequence[tuple[bytes, bytes]]) -> tuple[list[bool], list[tuple[bytes, bytes]]]:
+        """``first_sightings`` plus the (key, content hash) pairs to hand to ``remember_hashes`` (each value is
+        hashed once)."""
         hashes = [content_hash(v) for _, v in items]
         out = [True] * len(items)
         with self._lock:
@@ -42,18 +47,21 @@ class SeenRecords:
                 ).fetchall()
                 known.update(rows)
         batch: dict[bytes, bytes] = {}
-        for i, (key, _) in enumerate(items):
+        for i, key in enumerate(keys):
             if known.get(key) == hashes[i] or batch.get(key) == hashes[i]:
                 out[i] = False
             batch[key] = hashes[i]
-        return out
+        return out, list(zip(keys, hashes, strict=True))
 
     def remember(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        """Remember (record key, value) pairs as observed."""
+        self.remember_hashes([(k, content_hash(v)) for k, v in items])
+
+    def remember_hashes(self, pairs: Sequence[tuple[bytes, bytes]]) -> None:
+        """Remember (record key, content hash) pairs, as ``check`` returned them."""
         with self._lock:
             self._db.execute("BEGIN")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO seen (k, h) VALUES (?, ?)", [(k, content_hash(v)) for k, v in items]
-            )
+            self._db.executemany("INSERT OR REPLACE INTO seen (k, h) VALUES (?, ?)", pairs)
             self._db.execute("COMMIT")
 
     def forget(self, keys: Sequence[bytes]) -> None:

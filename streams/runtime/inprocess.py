@@ -257,7 +257,7 @@ class InProcessRuntime:
                 moved = bool(self._profile() + self._contract() + self._follow() + await self._extract())
             self._save_state()
             if self._observed:  # their profile evidence is durable now (in the writer's state)
-                self.seen.remember(self._observed)
+                self.seen.remember_hashes(self._observed)
                 self._observed = []
 
     def _profile(self) -> int:

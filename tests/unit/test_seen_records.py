@@ -28,3 +28,13 @@ def test_duplicates_inside_one_batch_count_once() -> None:
     assert s.first_sightings([(b"k", b"a"), (b"k", b"a"), (b"k", b"b")]) == [True, False, True]
     s.remember([(b"k", b"b")])
     assert s.first_sightings([(b"k", b"a"), (b"k", b"b")]) == [True, False]
+
+
+def test_check_hands_back_the_hashes_to_remember() -> None:
+    s = SeenRecords()
+    items = [(b"k1", b"a"), (b"k2", b"b")]
+    flags, pairs = s.check(items)
+    assert flags == [True, True] and [k for k, _ in pairs] == [b"k1", b"k2"]
+    s.remember_hashes(pairs)
+    assert s.first_sightings(items) == [False, False]
+    assert s.check([(b"k1", b"changed")])[0] == [True]
