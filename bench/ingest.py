@@ -43,7 +43,6 @@ import argparse
 import asyncio
 import csv
 import json
-import multiprocessing as mp
 import os
 import resource
 import shutil
@@ -65,9 +64,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench._graph_baseline import SUFFIX as GRAPH_SUFFIX  # noqa: E402
-from bench._graph_baseline import graph_baseline, wipe_graph_baseline  # noqa: E402
-from bench._tpch import TABLES, TPCH_KEYS, row_counts, tpch_dir  # noqa: E402
+from bench._baselines import GRAPH_SUFFIX, graph_baseline, q, run_baseline, wipe_graph_baseline  # noqa: E402
+from bench._tpch import TABLES, row_counts, tpch_dir  # noqa: E402
 from contract.entities import assign_entity_names  # noqa: E402
 from esc.settings import Settings  # noqa: E402
 
@@ -76,7 +74,6 @@ PREFIX = "escbench_"
 """Files are dropped as ``escbench_<table>.csv``: sources ``escbench_orders`` ..., labels ``EscbenchOrder`` ...
 The graph is shared, and plain TPC-H labels (``Customer``, ``Order``, ``Part``) collide with other data sets'."""
 BASELINE_SUFFIX = "_baseline"
-BASELINE_BATCH = 5000
 SERVICES = ("kafka", "neo4j", "weaviate", "prometheus")
 
 
@@ -329,10 +326,6 @@ def driver(settings: Settings) -> Any:
     return neo4j.GraphDatabase.driver(settings.neo4j_uri, auth=None, notifications_min_severity="OFF")
 
 
-def q(label: str) -> str:
-    return "`" + label.replace("`", "``") + "`"
-
-
 def count(drv: Any, label: str, real_only: bool = True) -> int:
     where = " WHERE n._stub IS NULL" if real_only else ""
     recs, _, _ = drv.execute_query(f"MATCH (n:{q(label)}){where} RETURN count(n) AS c")
@@ -554,89 +547,6 @@ async def _diff_trials(settings: Settings, run_id: str, trials: int, timeout: fl
 # ------------------------------------------------------------------------------------------------ baseline
 
 
-def _typed(rows: list[dict[str, str]]) -> dict[str, Callable[[str], Any]]:
-    conv: dict[str, Callable[[str], Any]] = {}
-    for col in rows[0] if rows else {}:
-        for fn in (int, float):
-            try:
-                for r in rows:
-                    fn(r[col])
-            except ValueError:
-                continue
-            conv[col] = fn
-            break
-    return conv
-
-
-def _rows(path: Path) -> Iterator[list[dict[str, Any]]]:
-    with path.open(newline="") as fh:
-        reader = csv.DictReader(fh)
-        first = [row for _, row in zip(range(1000), reader, strict=False)]
-        conv = _typed(first)
-
-        def typed(row: dict[str, str]) -> dict[str, Any]:
-            out: dict[str, Any] = dict(row)
-            for col, fn in conv.items():
-                try:
-                    out[col] = fn(row[col])
-                except ValueError:
-                    pass
-            return out
-
-        batch = [typed(r) for r in first]
-        for row in reader:
-            if len(batch) >= BASELINE_BATCH:
-                yield batch
-                batch = []
-            batch.append(typed(row))
-        if batch:
-            yield batch
-
-
-def _baseline(uri: str, tpch: str, labels: dict[str, str], out: Any) -> None:
-    import neo4j
-
-    drv = neo4j.GraphDatabase.driver(uri, auth=None, notifications_min_severity="OFF")
-    per: dict[str, dict[str, Any]] = {}
-    t0 = time.perf_counter()
-    try:
-        for t in TABLES:
-            label, key = labels[t], TPCH_KEYS[t]
-            props = ", ".join(f"n.{q(k)}" for k in key)
-            drv.execute_query(f"CREATE CONSTRAINT {q('esc_bench_' + label)} IF NOT EXISTS "
-                              f"FOR (n:{q(label)}) REQUIRE ({props}) IS UNIQUE")
-            merge = ", ".join(f"{q(k)}: row.{q(k)}" for k in key)
-            query = f"UNWIND $rows AS row MERGE (n:{q(label)} {{{merge}}}) SET n += row"
-            ts, n = time.perf_counter(), 0
-            for batch in _rows(Path(tpch) / f"{t}.csv"):
-                drv.execute_query(query, rows=batch)
-                n += len(batch)
-            per[t] = {"records": n, "seconds": round(time.perf_counter() - ts, 2)}
-        secs = time.perf_counter() - t0
-        total = sum(p["records"] for p in per.values())
-        # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across fork + exec, so a spawned child would report at
-        # least the parent's RSS at the time it was started.
-        out.put({"records": total, "seconds": round(secs, 2), "records_per_s": round(total / secs, 1),
-                 "tables": per, "peak_rss_mib": peak_rss(os.getpid())["peak_mib"]})
-    except Exception as exc:
-        out.put({"error": f"{type(exc).__name__}: {exc}"})
-    finally:
-        drv.close()
-
-
-def run_baseline(settings: Settings, tpch: Path, labels: dict[str, str], target: Callable[..., None] = _baseline,
-                 ) -> dict[str, Any]:
-    ctx = mp.get_context("spawn")
-    qu = ctx.Queue()
-    proc = ctx.Process(target=target, args=(settings.neo4j_uri, str(tpch), labels, qu))
-    proc.start()
-    result = qu.get()
-    proc.join()
-    if "error" in result:
-        raise RuntimeError(f"baseline failed: {result['error']}")
-    return dict(result)
-
-
 # ------------------------------------------------------------------------------------------------ cleanup
 
 
@@ -772,7 +682,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     if not args.skip_baseline:
         say("baseline: one process, UNWIND MERGE batches of 5000")
         try:
-            res["baseline"] = run_baseline(stack, tpch, base_labels)
+            res["baseline"] = run_baseline(stack.neo4j_uri, tpch, base_labels)
             res["rss"]["baseline"] = {"peak_mib": res["baseline"].pop("peak_rss_mib")}
             if "load" in res:
                 res["ratio"] = round(res["load"]["records_per_s"] / res["baseline"]["records_per_s"], 3)
@@ -786,7 +696,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
         try:
             with cleanup_step(errors, "wipe graph baseline (before)"):
                 wipe_graph_baseline(drv, graph_labels)
-            res["graph_baseline"] = run_baseline(stack, tpch, graph_labels, graph_baseline)
+            res["graph_baseline"] = run_baseline(stack.neo4j_uri, tpch, graph_labels, graph_baseline)
             res["rss"]["graph_baseline"] = {"peak_mib": res["graph_baseline"].pop("peak_rss_mib")}
             if "load" in res:
                 res["ratio_graph"] = round(res["load"]["records_per_s"] / res["graph_baseline"]["records_per_s"], 3)
