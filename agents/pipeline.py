@@ -332,7 +332,7 @@ class ExtractionWorker:
         if from_log:
             self.deferred.take(from_log)  # the log has them all; drop the partial in-memory copies
             self.deferred.overflowed -= from_log
-            done += await self._pipelined(self._prefetched(from_log), rekey)
+            done += await self._pipelined(self.replay_log(from_log), rekey)
             for s in from_log:
                 self.tracker.finish(s)
             replayed = {s for s in from_log if self.contract is not None and covers(self.contract, s)}
@@ -342,55 +342,45 @@ class ExtractionWorker:
         self._save()
         return done
 
-    async def _prefetched(self, sources: set[str], ahead: int = 2) -> AsyncIterator[list[RecordEnvelope]]:
-        """The log's batches for ``sources``, parsed, read and parsed up to ``ahead`` batches ahead of the
-        caller: reading the log and writing the stores overlap instead of taking turns."""
-        queue: asyncio.Queue[list[RecordEnvelope] | None] = asyncio.Queue(maxsize=ahead)
+    def _prepare_parts(
+        self, batch: Sequence[bytes | RecordEnvelope], rekey: set[str]
+    ) -> list[tuple[list[RecordEnvelope], Prepared, bool]]:
+        """Parse and plan one replayed batch: (envelopes, plan, rekey?) per part, re-keyed sources first."""
+        envs = _parse_all(batch)
+        out = []
+        for is_rekey in (True, False):
+            part = [e for e in envs if (e.source in rekey) is is_rekey]
+            if part:
+                out.append((part, self.ingestor.prepare(part, self.contract), is_rekey))
+        return out
 
-        async def read() -> None:
-            try:
-                async for batch in self.replay_log(sources):
-                    await queue.put(await asyncio.to_thread(_parse_all, batch))
-            finally:
-                await queue.put(None)
-
-        reader = asyncio.create_task(read())
-        try:
-            while (envs := await queue.get()) is not None:
-                yield envs
-            await reader  # re-raises what stopped the reader early
-        finally:
-            await _cancelled(reader)
-
-    async def _pipelined(self, batches: AsyncIterator[list[RecordEnvelope]], rekey: set[str], ahead: int = 1) -> int:
-        """Write replayed batches in order, planning the next ``ahead`` while one is being written: the store
-        works on a batch while this process plans the next one, instead of the two taking turns. Records of
-        ``rekey`` sources are written with ``rekey=True``. Returns the records written (not deferred again)."""
-        queue: asyncio.Queue[tuple[list[RecordEnvelope], Prepared, bool] | None] = asyncio.Queue(maxsize=ahead)
+    async def _pipelined(
+        self, batches: AsyncIterator[Sequence[bytes | RecordEnvelope]], rekey: set[str], ahead: int = 2
+    ) -> int:
+        """Write replayed batches in order while the next ``ahead`` are read, parsed and planned: the store works
+        on one batch while this process prepares the next, instead of the two taking turns. Records of ``rekey``
+        sources are written with ``rekey=True``. Returns the records written (not deferred again)."""
+        queue: asyncio.Queue[list[tuple[list[RecordEnvelope], Prepared, bool]] | None] = asyncio.Queue(maxsize=ahead)
 
         async def planner() -> None:
             try:
-                async for envs in batches:
-                    for is_rekey in (True, False):
-                        part = [e for e in envs if (e.source in rekey) is is_rekey]
-                        if part:
-                            prepared = await asyncio.to_thread(self.ingestor.prepare, part, self.contract)
-                            await queue.put((part, prepared, is_rekey))
+                async for batch in batches:
+                    await queue.put(await asyncio.to_thread(self._prepare_parts, batch, rekey))
             finally:
                 await queue.put(None)
 
         task = asyncio.create_task(planner())
         done = 0
         try:
-            while (item := await queue.get()) is not None:
-                part, prepared, is_rekey = item
-                async with self._lock:
-                    result = await asyncio.to_thread(self.ingestor.apply, prepared, rekey=is_rekey)
-                for source in {e.source for e in part}:
-                    self.tracker.progress(source, sum(1 for e in part if e.source == source))
-                if result.deferred:
-                    self.deferred.add(result.deferred)
-                done += len(part) - len(result.deferred)
+            while (parts := await queue.get()) is not None:
+                for part, prepared, is_rekey in parts:
+                    async with self._lock:
+                        result = await asyncio.to_thread(self.ingestor.apply, prepared, rekey=is_rekey)
+                    for source in {e.source for e in part}:
+                        self.tracker.progress(source, sum(1 for e in part if e.source == source))
+                    if result.deferred:
+                        self.deferred.add(result.deferred)
+                    done += len(part) - len(result.deferred)
             await task  # re-raises what stopped the planner early
         finally:
             await _cancelled(task)
