@@ -1,8 +1,9 @@
 """Discovery benchmark: identity keys, foreign keys and hierarchy against ground truth, with time and memory.
 
-    .venv/bin/python bench/discovery.py                      # the three shared packs + TPC-H SF 0.01
+    .venv/bin/python bench/discovery.py                      # the three eval packs + TPC-H SF 0.01
     .venv/bin/python bench/discovery.py --tpch 0.01,1 --json
     .venv/bin/python bench/discovery.py --packs chinook --tpch ''
+    .venv/bin/python bench/discovery.py --eval <pack>/relational   # the packs from another copy
 
 Scoring (per dataset):
 * identity keys: the set of (source, frozenset(key fields)) pairs, predicted vs true; sources without a predicted
@@ -39,7 +40,9 @@ sys.path.insert(0, str(REPO))
 
 from bench._tpch import TPCH_FKS, TPCH_KEYS, tpch_dir  # noqa: E402
 
-EVAL = REPO.parent / "shared" / "eval" / "relational"
+# The eval packs vendored in the repository (tests/data/eval, see its README); --eval reads another copy.
+EVAL = REPO / "tests" / "data" / "eval" / "relational"
+
 
 def prf(pred: set[Any], truth: set[Any], optional: set[Any] | None = None) -> dict[str, Any]:
     optional = optional or set()
@@ -130,15 +133,21 @@ def run_isolated(name: str, root: Path, truth: dict[str, Any]) -> dict[str, Any]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
-        "--packs", default="chinook,sakila,northwind", help="comma list of shared packs ('' for none)"
+        "--packs", default="chinook,sakila,northwind", help="comma list of eval packs ('' for none)"
+    )
+    ap.add_argument(
+        "--eval",
+        type=Path,
+        default=EVAL,
+        help=f"folder holding <pack>/truth.json and <pack>/drop (default {EVAL})",
     )
     ap.add_argument("--tpch", default="0.01", help="comma list of TPC-H scale factors ('' for none)")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     args = ap.parse_args()
     results = []
     for pack in [p for p in args.packs.split(",") if p]:
-        truth = json.loads((EVAL / pack / "truth.json").read_text())
-        results.append(run_isolated(pack, EVAL / pack / "drop", truth))
+        truth = json.loads((args.eval / pack / "truth.json").read_text())
+        results.append(run_isolated(pack, args.eval / pack / "drop", truth))
     for sf in [s for s in args.tpch.split(",") if s]:
         results.append(run_isolated(f"tpch-sf{sf}", tpch_dir(sf), tpch_truth()))
     if args.json:

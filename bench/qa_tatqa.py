@@ -1,6 +1,6 @@
 """TAT-QA part of bench/qa.py: evidence recall@5 of our schema-routed retrieval vs a vector-only baseline.
 
-Ingest: the 80 tables (one CSV source each) and the docs corpus of shared/eval/tatqa go through discover +
+Ingest: the 80 tables (one CSV source each) and the docs corpus of the TAT-QA eval pack go through discover +
 evolve + the Ingestor (graph rows; document chunks embedded into the collection). Each table row is also embedded
 into the same collection as one text object (its cells joined with `` | ``), so the baseline can retrieve table
 evidence too: both methods search the same collection.

@@ -22,16 +22,14 @@ import pytest
 
 from contract.entities import entity_name
 from tests.integration.worker import Worker, poll
+from tests.paths import CHINOOK
 
 pytestmark = pytest.mark.integration
-
-EVAL = Path(__file__).resolve().parents[2].parent / "shared" / "eval" / "relational"
-CHINOOK = EVAL / "chinook"
 
 
 def chinook_truth() -> dict[str, Any]:
     path = CHINOOK / "truth.json"
-    assert path.exists(), f"the shared eval pack is missing: {path}"
+    assert path.exists(), f"the eval pack is missing: {path}"
     return dict(json.loads(path.read_text("utf-8")))
 
 

@@ -10,8 +10,10 @@ from typer.testing import CliRunner
 from contract.serde import load_json, load_yaml
 from esc.cli import app
 from tests.fakes.openai_server import FakeOpenAI
+from tests.paths import CHINOOK as CHINOOK_PACK
+from tests.paths import REPO
 
-CHINOOK = Path("/work/shared/eval/relational/chinook/drop")
+CHINOOK = CHINOOK_PACK / "drop"
 HALLUCINATED = "f_feedfacefeedface"
 
 runner = CliRunner()
@@ -78,9 +80,7 @@ def test_json_output_is_machine_readable(tmp_path: Path) -> None:
 
 def test_out_json_and_yaml_validate_against_the_published_schema(tmp_path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
-    schema = json.loads(
-        (Path(__file__).resolve().parents[2] / "contract" / "contract.schema.json").read_text()
-    )
+    schema = json.loads((REPO / "contract" / "contract.schema.json").read_text())
     drop = write_drop(tmp_path / "drop")
     for name in ("c.json", "c.yaml"):
         code, _ = run(str(drop), "--out", str(tmp_path / name))
@@ -168,7 +168,6 @@ def test_llm_server_failure_keeps_the_deterministic_contract(
     assert (tmp_path / "llm.yaml").read_text() == (tmp_path / "plain.yaml").read_text()
 
 
-@pytest.mark.skipif(not CHINOOK.is_dir(), reason="eval data pack not present")
 def test_chinook_end_to_end(tmp_path: Path) -> None:
     truth = json.loads((CHINOOK.parent / "truth.json").read_text())
     code, output = run(str(CHINOOK), "--json", "--out", str(tmp_path / "chinook.yaml"))

@@ -18,8 +18,7 @@ from agents.stores.embedded import open_embedded
 from esc.settings import load
 from streams import topics
 from streams.runtime.inprocess import InProcessBus, RunSummary, collection_for, open_runtime
-
-CHINOOK = Path("/work/shared/eval/relational/chinook")
+from tests.paths import CHINOOK
 
 
 @pytest.fixture

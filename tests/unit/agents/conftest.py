@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,8 +15,7 @@ from contract.readers import read, scan
 from contract.records import Record
 from streams.connectors.file_watcher import envelope_for
 from streams.events import RecordEnvelope
-
-CHINOOK = Path("/work/shared/eval/relational/chinook")
+from tests.paths import CHINOOK
 
 
 @dataclass

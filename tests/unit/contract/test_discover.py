@@ -1,4 +1,4 @@
-"""Discovery end to end: a small mixed folder, and the three shared evaluation packs against their truth."""
+"""Discovery end to end: a small mixed folder, and the three evaluation packs (tests/data/eval) against their truth."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from contract.discover import discover, infer, profile_sources
-
-EVAL = Path(__file__).resolve().parents[3] / ".." / "shared" / "eval" / "relational"
+from tests.paths import RELATIONAL as EVAL
 
 
 def _write(root: Path) -> None:

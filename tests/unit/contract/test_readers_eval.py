@@ -1,6 +1,7 @@
-"""The readers against the shared evaluation packs: every source and row count must match the truth.
+"""The readers against the evaluation packs: every source and row count must match the truth.
 
-These tests fail (they do not skip) when the eval folder is missing: it is part of the checkout's neighbourhood.
+These tests fail (they do not skip) when the eval folder is missing: it is vendored in the repository under
+``tests/data/eval``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import pytest
 
 from contract.readers import read, read_path, scan, scan_with_errors
 from contract.records import Record, Rejected
-
-EVAL = Path(__file__).resolve().parents[3] / ".." / "shared" / "eval"
+from tests.paths import EVAL
 
 
 def _eval_dir(*parts: str) -> Path:

@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from agents.query.agent import QueryAgent
@@ -9,8 +7,7 @@ from agents.query.memstore import MemoryGraphStore, load_folder
 from contract.discover import discover
 from contract.evolve import evolve
 from contract.model import Contract
-
-EVAL = Path(__file__).resolve().parents[4] / "shared" / "eval" / "relational"
+from tests.paths import RELATIONAL as EVAL
 
 
 class Pack:
