@@ -1,42 +1,115 @@
-"""Question answering over the shared relational eval packs: exact match overall and by kind, citation rate,
-latency p50/p95 (after a warm-up pass; the cold pass is reported too), with no LLM.
+"""The release benchmark for question answering, with no LLM: exact match, abstentions, confident-wrong answers,
+calibration, citations and latency over the relational eval packs (and TAT-QA evidence recall).
 
-    .venv/bin/python bench/qa.py                          # in-memory graph, all three packs
+    .venv/bin/python bench/qa.py                          # in-memory graph, every pack and question file
+    .venv/bin/python bench/qa.py --pack chinook --set paraphrases --verbose
+    .venv/bin/python bench/qa.py --eval ../shared/eval    # packs from another eval root
     .venv/bin/python bench/qa.py --backend embedded       # ingested by the embedded runtime (esc ingest --embedded)
     .venv/bin/python bench/qa.py --backend neo4j --reset  # Neo4j from ESC_NEO4J_URI / the local stack
     .venv/bin/python bench/qa.py --part tatqa             # TAT-QA evidence recall@5: ours vs vector-only
+    .venv/bin/python bench/qa.py --http http://127.0.0.1:6066 --pack chinook   # a running worker (see below)
+    .venv/bin/python bench/qa.py --tpch-sf 0.01           # ask latency on a TPC-H state (no gold answers)
+    .venv/bin/python bench/qa.py --check                  # exit 1 when a release threshold is missed
 
+Packs. A pack is a folder with ``drop/`` (the files to ingest) and one or more question files (``*.jsonl``; the
+set name is the file's stem). ``chinook``, ``sakila`` and ``northwind`` live in ``EVAL/relational/<pack>/``
+(``--eval``, default ``<repo>/tests/data/eval``; ``EVAL/tatqa`` for ``--part tatqa``), ``flights`` in
+``<repo>/tests/data/flights/``. A pack that is missing is skipped with a note. ``--set questions|paraphrases|all``
+picks the question files; each pack is ingested and grounded ONCE and every chosen file is asked of the same agent.
+
+Ingest. Per pack the contract comes from ``contract.discover`` + ``contract.evolve``; records are read by the
+contract readers, wrapped by the file connector's ``envelope_for`` and written through ``agents.extractors.plan``
+(the code the Ingestor runs; vectors are not needed for these questions). ``--backend embedded`` runs the
+in-process runtime instead (``esc ingest DROP --embedded``) into DuckDB stores in a temporary ESC_STATE_DIR.
 ``--backend neo4j`` WIPES THE WHOLE GRAPH (``MATCH (n) DETACH DELETE n``) before each pack, so it refuses to run
 without ``--reset``; never point it at a graph others use.
 
-Per pack: the contract comes from ``contract.discover`` + ``contract.evolve``; records are read by the contract
-readers, wrapped by the file connector's ``envelope_for`` and written through ``agents.extractors.plan`` (the code
-the Ingestor runs; vectors are not needed for these questions). The harness then asks every question through
-``QueryAgent.ask`` and only afterwards compares with the gold answer (normalised exact match as the eval README
-defines it). A citation *resolves* when its (source, record_id) is a record the pack's readers produced.
+Asking. Every question goes through ``QueryAgent.ask`` twice: a cold pass (reported as ``cold_p50/p95``) and then
+the scored warm pass (``p50/p95``); the gold answer is only looked at afterwards.
+
+``--http URL`` asks a running ESC instead of an in-process agent: each question is POSTed to ``URL/v1/ask`` with the
+JSON body ``{"question": "..."}`` (a ``streams.events.QueryRequest``; served by ``esc up --embedded`` /
+``esc run``) and the reply (a ``streams.events.AnswerEnvelope``: answer, citations, route, confidence, reason,
+latency_ms, ...) is scored the same way. Ingest the pack's ``drop/`` into that ESC first (``esc up --embedded
+DROP``, or the stack); name that one pack with ``--pack``. Latency is then the server's ``latency_ms`` (``p50/p95``)
+and the client's round trip (``http_p50/p95``). Citations resolve against the local copy of the pack's ``drop/``.
+
+Scoring (per pack and question file):
+  * EM: normalised exact match as the eval README defines it (``same``). A question whose gold has
+    ``"abstain": true`` or ``"answer": null`` is out of scope: it is right only when the route is ``abstain``, and
+    any answer to it is wrong.
+  * abstained: answers with route ``abstain``; out-of-scope questions and how many of them were declined.
+  * confident-wrong: wrong answers (including an answer to an out-of-scope question) with confidence >= 0.8, as
+    a count and as a share of all questions. An abstention is never confident-wrong.
+  * ``acc@conf>=0.8``: accuracy among the (non-abstained) answers with confidence >= 0.8, and how many there were.
+  * by category (``category`` in paraphrases.jsonl, else ``kind``) and by kind.
+  * reliability: confidence buckets [0,0.2) [0.2,0.4) [0.4,0.6) [0.6,0.8) [0.8,0.9) [0.9,1.0] -> n, accuracy;
+    abstentions in a row of their own.
+  * citations (of the answered questions): cited, all citations resolve to a record the pack's readers produced,
+    the citations cover the gold ``sources``.
+
+``--tpch DIR`` (a folder of TPC-H ``.csv`` files with headers, or tpchgen ``.tbl`` files, converted on the fly) or
+``--tpch-sf SF`` (generated by tpchgen-cli and cached, bench/_tpch.py) ingests that state with the same path as the
+packs, asks a dozen questions built from its contract alone (how many of each entity type, an attribute of a named
+entity, a filtered list) and prints the record count and the ask latency p50/p95 (three warm passes after a cold
+one). There is no gold there: latency only. With a TPC-H option only the TPC-H state is run.
+
+``--json`` prints one JSON object per pack and question file (and per TAT-QA / TPC-H run); the plain output is a
+compact block per pack and file and a summary table at the end. The exit code is 0 (a benchmark, not a test) unless
+``--check`` is given: then it is 1 when a questions file has EM < 0.95, a paraphrases file EM < 0.8, any out-of-scope
+question was answered, or the confident-wrong rate is above 5% (each miss is printed), or a pack failed to run.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import statistics
 import sys
+import tempfile
 import time
+import traceback
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.query.agent import QueryAgent
+from agents.query.answer import Answer
 from agents.query.memstore import MemoryGraphStore, load_folder
 from agents.stores.base import GraphStore
 from contract.discover import discover
 from contract.evolve import evolve
 from contract.model import Contract
 
-EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
-PACKS = ("chinook", "sakila", "northwind")
+REPO = Path(__file__).resolve().parents[1]
+EVAL = REPO / "tests" / "data" / "eval"
+FLIGHTS = REPO / "tests" / "data" / "flights"
+PACKS = ("chinook", "sakila", "northwind", "flights")
+SET_ORDER = ("questions", "paraphrases")
+
+CONFIDENT = 0.8
+BUCKETS: tuple[tuple[float, float], ...] = (
+    (0.0, 0.2),
+    (0.2, 0.4),
+    (0.4, 0.6),
+    (0.6, 0.8),
+    (0.8, 0.9),
+    (0.9, 1.0),
+)
+ABSTAIN_ROW = "abstain"
+CHECK_EM = {"questions": 0.95, "paraphrases": 0.8}
+CHECK_CONFIDENT_WRONG = 0.05
+HTTP_TIMEOUT_S = 60.0
+TPCH_WARM_PASSES = 3
+
+
+# -- exact match ------------------------------------------------------------------------------------------------
 
 
 def _num(v: Any) -> float | None:
@@ -70,6 +143,201 @@ def _key(v: Any) -> str:
     return f"{n:.2f}" if n is not None else str(v).strip().casefold()
 
 
+# -- scoring helpers (pure) -------------------------------------------------------------------------------------
+
+
+def gold_abstains(q: dict[str, Any]) -> bool:
+    """An out-of-scope question: the gold says ``"abstain": true`` or has a null answer."""
+    return bool(q.get("abstain")) or q.get("answer") is None
+
+
+def bucket(confidence: float | None, route: str) -> str:
+    """The reliability row of one answer: ``abstain`` for abstentions, else its confidence bucket's label."""
+    if route == "abstain":
+        return ABSTAIN_ROW
+    c = min(max(float(confidence or 0.0), 0.0), 1.0)
+    for lo, hi in BUCKETS:
+        if lo <= c < hi or (hi == BUCKETS[-1][1] and c == hi):
+            return bucket_label(lo, hi)
+    return bucket_label(*BUCKETS[-1])  # unreachable: the buckets cover [0, 1]
+
+
+def bucket_label(lo: float, hi: float) -> str:
+    return f"[{lo:.1f},{hi:.1f}{']' if hi == BUCKETS[-1][1] else ')'}"
+
+
+@dataclass
+class Scored:
+    """One question's verdict."""
+
+    q: dict[str, Any]
+    answer: Any
+    route: str
+    confidence: float
+    reason: str | None = None
+    latency_ms: float = 0.0
+    wall_ms: float = 0.0
+    citations: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def abstained(self) -> bool:
+        return self.route == "abstain"
+
+    @property
+    def out_of_scope(self) -> bool:
+        return gold_abstains(self.q)
+
+    @property
+    def ok(self) -> bool:
+        """Right: an abstention on an out-of-scope question, or a non-abstained exact match on any other."""
+        if self.out_of_scope:
+            return self.abstained
+        return not self.abstained and same(self.answer, self.q.get("answer"))
+
+    @property
+    def confident_wrong(self) -> bool:
+        return not self.ok and not self.abstained and self.confidence >= CONFIDENT
+
+    @property
+    def category(self) -> str:
+        return str(self.q.get("category") or self.q.get("kind") or "-")
+
+
+def scored(q: dict[str, Any], ans: Answer, wall_ms: float = 0.0) -> Scored:
+    return Scored(
+        q=q,
+        answer=ans.answer,
+        route=ans.route,
+        confidence=float(ans.confidence or 0.0),
+        reason=ans.reason,
+        latency_ms=float(ans.latency_ms or 0.0),
+        wall_ms=wall_ms,
+        citations=[(c.source, c.record_id) for c in ans.citations],
+    )
+
+
+def _rate(num: int, den: int) -> float:
+    return round(num / den, 4) if den else 0.0
+
+
+def _share(items: Iterable[Scored], key: Callable[[Scored], str]) -> dict[str, float]:
+    groups: dict[str, list[int]] = {}
+    for s in items:
+        g = groups.setdefault(key(s), [0, 0])
+        g[0] += s.ok
+        g[1] += 1
+    return {k: _rate(v[0], v[1]) for k, v in sorted(groups.items())}
+
+
+def reliability(items: list[Scored]) -> list[dict[str, Any]]:
+    """n and accuracy per confidence bucket (every bucket listed), abstentions last in a row of their own."""
+    rows = [bucket_label(lo, hi) for lo, hi in BUCKETS] + [ABSTAIN_ROW]
+    counts = {r: [0, 0] for r in rows}
+    for s in items:
+        c = counts[bucket(s.confidence, s.route)]
+        c[0] += s.ok
+        c[1] += 1
+    return [{"bucket": r, "n": counts[r][1], "accuracy": _rate(counts[r][0], counts[r][1]) if counts[r][1] else None}
+            for r in rows]  # fmt: skip
+
+
+def score_set(items: list[Scored]) -> dict[str, Any]:
+    """The answer-quality part of a report (no latency, no citations)."""
+    n = len(items)
+    oos = [s for s in items if s.out_of_scope]
+    confident = [s for s in items if not s.abstained and s.confidence >= CONFIDENT]
+    cw = sum(s.confident_wrong for s in items)
+    return {
+        "questions": n,
+        "exact_match": _rate(sum(s.ok for s in items), n),
+        "abstained": sum(s.abstained for s in items),
+        "out_of_scope": len(oos),
+        "out_of_scope_right": sum(s.ok for s in oos),
+        "out_of_scope_answered": sum(not s.abstained for s in oos),
+        "in_scope_abstained": sum(s.abstained for s in items if not s.out_of_scope),
+        "confident_wrong": cw,
+        "confident_wrong_rate": _rate(cw, n),
+        "acc_at_conf": {"min_confidence": CONFIDENT, "n": len(confident),
+                        "accuracy": _rate(sum(s.ok for s in confident), len(confident)) if confident else None},
+        "by_category": _share(items, lambda s: s.category),
+        "by_kind": _share(items, lambda s: str(s.q.get("kind") or "-")),
+        "reliability": reliability(items),
+    }  # fmt: skip
+
+
+def check(report: dict[str, Any]) -> list[str]:
+    """The release thresholds one pack+set report misses (empty when it passes)."""
+    where = f"{report['pack']} {report['set']}"
+    if report.get("error"):
+        return [f"{where}: did not run ({report['error']})"]
+    out = []
+    floor = CHECK_EM.get(report["set"])
+    if floor is not None and report["exact_match"] < floor:
+        out.append(f"{where}: EM {report['exact_match']:.3f} < {floor}")
+    if report["out_of_scope_answered"]:
+        out.append(f"{where}: {report['out_of_scope_answered']} out-of-scope question(s) answered")
+    if report["confident_wrong_rate"] > CHECK_CONFIDENT_WRONG:
+        out.append(
+            f"{where}: confident-wrong rate {report['confident_wrong_rate']:.1%} > {CHECK_CONFIDENT_WRONG:.0%}"
+            f" ({report['confident_wrong']} of {report['questions']})"
+        )
+    return out
+
+
+def _p95(xs: list[float]) -> float:
+    if not xs:
+        return 0.0
+    s = sorted(xs)
+    return s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
+
+
+def _lat(xs: list[float]) -> tuple[float | None, float | None]:
+    return (round(statistics.median(xs), 2), round(_p95(xs), 2)) if xs else (None, None)
+
+
+# -- packs ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pack:
+    name: str
+    root: Path  # holds drop/ and the question files
+    sets: dict[str, Path]  # set name (the file's stem) -> question file
+
+    @property
+    def drop(self) -> Path:
+        return self.root / "drop"
+
+
+def pack_root(name: str, eval_root: Path) -> Path:
+    return FLIGHTS if name == "flights" else eval_root / "relational" / name
+
+
+def question_files(root: Path, which: str) -> dict[str, Path]:
+    """The question files of a pack folder (``questions`` first, then ``paraphrases``, then any other)."""
+    files = {p.stem: p for p in sorted(root.glob("*.jsonl")) if p.is_file()}
+    if which != "all":
+        files = {k: v for k, v in files.items() if k == which}
+    order = {s: i for i, s in enumerate(SET_ORDER)}
+    return dict(sorted(files.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])))
+
+
+def find_pack(name: str, eval_root: Path, which: str) -> Pack | str:
+    """The pack, or why it cannot run."""
+    root = pack_root(name, eval_root)
+    if not (root / "drop").is_dir():
+        return f"no {root / 'drop'}"
+    sets = question_files(root, which)
+    if not sets:
+        return f"no {'question files' if which == 'all' else which + '.jsonl'} in {root}"
+    return Pack(name, root, sets)
+
+
+def read_questions(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
 def record_ids(root: Path) -> set[tuple[str, str]]:
     from contract.readers import read, scan_with_errors
     from contract.records import Record
@@ -83,6 +351,9 @@ def record_ids(root: Path) -> set[tuple[str, str]]:
                 env = envelope_for(item, sf.rel, "bench")
                 out.add((env.source, env.resolved_id()))
     return out
+
+
+# -- stores and ingest ------------------------------------------------------------------------------------------
 
 
 def make_graph(backend: str, reset: bool) -> GraphStore:
@@ -110,155 +381,504 @@ def make_graph(backend: str, reset: bool) -> GraphStore:
     return store
 
 
-def load(pack: str, graph: GraphStore) -> tuple[Contract, float]:
-    root = EVAL / "relational" / pack / "drop"
+def load(drop: Path, graph: GraphStore) -> tuple[Contract, float, int]:
     started = time.perf_counter()
-    contract, _ = evolve(None, discover(root).contract)
-    load_folder(graph, root, contract)
-    return contract, time.perf_counter() - started
+    contract, _ = evolve(None, discover(drop).contract)
+    written = load_folder(graph, drop, contract)
+    return contract, time.perf_counter() - started, written
 
 
-def load_embedded(pack: str) -> tuple[Contract, GraphStore, float]:
-    """The embedded backend ingests the pack like ``esc ingest DROP --embedded``: the in-process runtime (file
+def load_embedded(name: str, drop: Path) -> tuple[Contract, GraphStore, float]:
+    """The embedded backend ingests the folder like ``esc ingest DROP --embedded``: the in-process runtime (file
     connector, profiler, contract writer, extraction worker with backfills) into DuckDB stores in a temporary
     ESC_STATE_DIR; the contract is the one that runtime published (not a batch discovery)."""
     import dataclasses
-    import tempfile
 
     from agents.stores.embedded import EmbeddedGraphStore, embedded_dir
     from esc.settings import Settings
     from streams.runtime.inprocess import ingest_embedded, load_contract
 
-    state = Path(tempfile.mkdtemp(prefix=f"qa-{pack}-"))
-    settings = dataclasses.replace(Settings(), state_dir=state, app_id=pack)
+    state = Path(tempfile.mkdtemp(prefix=f"qa-{name}-"))
+    settings = dataclasses.replace(Settings(), state_dir=state, app_id=name)
     started = time.perf_counter()
-    ingest_embedded(settings, EVAL / "relational" / pack / "drop")
+    ingest_embedded(settings, drop)
     contract = load_contract(state)
     if contract is None:
-        raise SystemExit(f"{pack}: the embedded runtime published no contract")
+        raise SystemExit(f"{name}: the embedded runtime published no contract")
     return contract, EmbeddedGraphStore(embedded_dir(state) / "graph.duckdb"), time.perf_counter() - started
 
 
-def run_pack(pack: str, backend: str, reset: bool, verbose: bool) -> dict[str, Any]:
+def _records(contract: Contract) -> int:
+    return sum(spec.records for spec in contract.sources.values() if spec.parent is None)
+
+
+@dataclass
+class State:
+    """One ingested pack: something to ask, and what it took to get there."""
+
+    ask: Callable[[str], tuple[Answer, float]]  # question -> (answer, wall ms)
+    backend: str
+    ingest: str
+    load_s: float | None = None
+    grounding_s: float | None = None
+    records: int | None = None
+    close: Callable[[], None] = lambda: None
+    contract: Contract | None = None
+
+
+def open_state(name: str, drop: Path, backend: str, reset: bool) -> State:
+    """Ingest ``drop`` once and ground an in-process agent over it."""
     if backend == "embedded":
-        contract, graph, load_s = load_embedded(pack)
+        contract, graph, load_s = load_embedded(name, drop)
+        ingest = "in-process runtime (esc ingest --embedded)"
     else:
         graph = make_graph(backend, reset)
-    try:
-        if backend != "embedded":
-            contract, load_s = load(pack, graph)
-        real = record_ids(EVAL / "relational" / pack / "drop")
-        agent = QueryAgent(contract, graph)
-        t0 = time.perf_counter()
-        agent.grounding()
-        ground_s = time.perf_counter() - t0
-        questions = [json.loads(line) for line in (EVAL / "relational" / pack / "questions.jsonl").open()]
-        # warm-up: one cold pass (Neo4j plans each new query shape once; its plan cache keeps it)
-        cold = [agent.ask(q["question"]).latency_ms or 0.0 for q in questions]
-        results = []
-        for q in questions:
-            ans = agent.ask(q["question"])  # the gold answer is only looked at below
-            results.append((q, ans))
-    finally:
-        graph.close()
-    by_kind: dict[str, list[int]] = {}
-    cited = resolved = answered = covers = 0
-    latencies: dict[str, list[float]] = {}
-    failures = []
-    for q, ans in results:
-        ok = ans.route != "abstain" and same(ans.answer, q["answer"])
-        k = by_kind.setdefault(q["kind"], [0, 0])
-        k[0] += ok
-        k[1] += 1
-        latencies.setdefault(ans.route, []).append(ans.latency_ms or 0.0)
-        if ans.route != "abstain":
-            answered += 1
-            if ans.citations:
-                cited += 1
-            if ans.citations and all((c.source, c.record_id) in real for c in ans.citations):
-                resolved += 1
-            if set(q.get("sources") or []) <= {c.source for c in ans.citations}:
-                covers += 1
-        if not ok:
-            failures.append({"id": q["id"], "question": q["question"], "gold": q["answer"], "got": ans.answer,
-                             "route": ans.route, "reason": ans.reason})  # fmt: skip
-    all_lat = [x for xs in latencies.values() for x in xs]
-    det = [x for r, xs in latencies.items() if r in ("lookup", "traverse", "aggregate") for x in xs]
-    total = sum(v[1] for v in by_kind.values())
-    report = {
-        "pack": pack,
-        "backend": backend,
-        "ingest": "in-process runtime (esc ingest --embedded)"
-        if backend == "embedded"
-        else "discover + load_folder",
-        "questions": total,
-        "exact_match": round(sum(v[0] for v in by_kind.values()) / max(total, 1), 4),
-        "by_kind": {k: round(v[0] / v[1], 4) for k, v in sorted(by_kind.items())},
-        "answered": answered,
-        "citation_rate": round(cited / max(answered, 1), 4),
-        "citations_resolve": round(resolved / max(answered, 1), 4),
-        "citations_cover_sources": round(covers / max(answered, 1), 4),
-        "latency_ms": {
-            "p50": round(statistics.median(all_lat), 2) if all_lat else None,
-            "p95": round(_p95(all_lat), 2) if all_lat else None,
-            "deterministic_p95": round(_p95(det), 2) if det else None,
-            "cold_p50": round(statistics.median(cold), 2) if cold else None,
-            "cold_p95": round(_p95(cold), 2) if cold else None,
-        },
-        "load_s": round(load_s, 2),
-        "grounding_s": round(ground_s, 3),
-        "failures": failures if verbose else len(failures),
+        try:
+            contract, load_s, _ = load(drop, graph)
+        except BaseException:
+            graph.close()
+            raise
+        ingest = "discover + load_folder"
+    agent = QueryAgent(contract, graph)
+    t0 = time.perf_counter()
+    agent.grounding()
+    ground_s = time.perf_counter() - t0
+
+    def ask(question: str) -> tuple[Answer, float]:
+        t = time.perf_counter()
+        ans = agent.ask(question)
+        return ans, (time.perf_counter() - t) * 1000
+
+    return State(ask, backend, ingest, load_s, ground_s, _records(contract), graph.close, contract)
+
+
+def http_asker(url: str) -> Callable[[str], tuple[Answer, float]]:
+    """POST ``{"question": q}`` to ``url/v1/ask``; the reply is an AnswerEnvelope (an Answer plus id/time)."""
+    endpoint = url.rstrip("/") + "/v1/ask"
+
+    def ask(question: str) -> tuple[Answer, float]:
+        body = json.dumps({"question": question}).encode("utf-8")
+        req = urllib.request.Request(
+            endpoint, data=body, headers={"Content-Type": "application/json"}, method="POST"
+        )
+        t = time.perf_counter()
+        try:
+            with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
+                raw = resp.read()
+        except urllib.error.HTTPError as exc:  # a 400 still carries an abstaining envelope
+            raw = exc.read()
+        except (urllib.error.URLError, OSError) as exc:
+            raise SystemExit(f"{endpoint} did not answer: {exc}") from exc
+        wall = (time.perf_counter() - t) * 1000
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            return Answer.model_validate(data), wall
+        except (ValueError, TypeError) as exc:
+            reason = f"bench: unreadable reply from {endpoint}: {exc}: {raw[:200]!r}"
+            return Answer.abstain(reason, 0), wall
+
+    return ask
+
+
+# -- one pack ---------------------------------------------------------------------------------------------------
+
+
+def run_set(state: State, pack: Pack, set_name: str, real: set[tuple[str, str]] | None, verbose: bool
+            ) -> dict[str, Any]:  # fmt: skip
+    questions = read_questions(pack.sets[set_name])
+    # warm-up: one cold pass (Neo4j plans each new query shape once; its plan cache keeps it)
+    cold = [state.ask(q["question"])[0].latency_ms or 0.0 for q in questions]
+    items = []
+    for q in questions:
+        ans, wall = state.ask(q["question"])  # the gold answer is only looked at below
+        items.append(scored(q, ans, wall))
+    report: dict[str, Any] = {
+        "pack": pack.name,
+        "set": set_name,
+        "backend": state.backend,
+        "ingest": state.ingest,
     }
+    report.update(score_set(items))
+    answered = [s for s in items if not s.abstained]
+    cited = sum(bool(s.citations) for s in answered)
+    covers = sum(set(s.q.get("sources") or []) <= {src for src, _ in s.citations} for s in answered)
+    resolved = (
+        sum(bool(s.citations) and all(c in real for c in s.citations) for s in answered)
+        if real is not None
+        else None
+    )
+    report["answered"] = len(answered)
+    report["citation_rate"] = _rate(cited, len(answered))
+    report["citations_resolve"] = _rate(resolved, len(answered)) if resolved is not None else None
+    report["citations_cover_sources"] = _rate(covers, len(answered))
+    lat = [s.latency_ms for s in items]
+    det = [s.latency_ms for s in items if s.route in ("lookup", "traverse", "aggregate")]
+    p50, p95 = _lat(lat)
+    cold50, cold95 = _lat(cold)
+    report["latency_ms"] = {"p50": p50, "p95": p95, "deterministic_p95": _lat(det)[1],
+                            "cold_p50": cold50, "cold_p95": cold95}  # fmt: skip
+    if state.backend == "http":
+        report["latency_ms"]["http_p50"], report["latency_ms"]["http_p95"] = _lat([s.wall_ms for s in items])
+    report["load_s"] = round(state.load_s, 2) if state.load_s is not None else None
+    report["grounding_s"] = round(state.grounding_s, 3) if state.grounding_s is not None else None
+    failures = [
+        {"id": s.q.get("id"), "category": s.category, "question": s.q["question"], "gold": s.q.get("answer"),
+         "got": s.answer, "route": s.route, "confidence": round(s.confidence, 3), "reason": s.reason}
+        for s in items if not s.ok
+    ]  # fmt: skip
+    report["failures"] = failures if verbose else len(failures)
     return report
 
 
-def _p95(xs: list[float]) -> float:
-    if not xs:
-        return 0.0
-    s = sorted(xs)
-    return s[min(len(s) - 1, round(0.95 * (len(s) - 1)))]
+def run_pack(pack: Pack, backend: str, reset: bool, verbose: bool, http: str | None) -> list[dict[str, Any]]:
+    """Ingest and ground ``pack`` once (unless asking over HTTP) and run each of its question files."""
+    if http:
+        state = State(http_asker(http), "http", f"pre-ingested, asked at {http.rstrip('/')}/v1/ask")
+    else:
+        state = open_state(pack.name, pack.drop, backend, reset)
+    try:
+        real = record_ids(pack.drop)
+        return [run_set(state, pack, s, real, verbose) for s in pack.sets]
+    finally:
+        state.close()
 
 
-def main() -> None:
+# -- TPC-H: latency on a large state ----------------------------------------------------------------------------
+
+TPCH_COLUMNS = {
+    "region": "r_regionkey r_name r_comment",
+    "nation": "n_nationkey n_name n_regionkey n_comment",
+    "supplier": "s_suppkey s_name s_address s_nationkey s_phone s_acctbal s_comment",
+    "customer": "c_custkey c_name c_address c_nationkey c_phone c_acctbal c_mktsegment c_comment",
+    "part": "p_partkey p_name p_mfgr p_brand p_type p_size p_container p_retailprice p_comment",
+    "partsupp": "ps_partkey ps_suppkey ps_availqty ps_supplycost ps_comment",
+    "orders": "o_orderkey o_custkey o_orderstatus o_totalprice o_orderdate o_orderpriority o_clerk o_shippriority "
+    "o_comment",
+    "lineitem": "l_orderkey l_partkey l_suppkey l_linenumber l_quantity l_extendedprice l_discount l_tax "
+    "l_returnflag l_linestatus l_shipdate l_commitdate l_receiptdate l_shipinstruct l_shipmode l_comment",
+}
+
+
+def tpch_folder(src: Path, out: Path | None = None) -> Path:
+    """A folder of headed CSV files for ``src``: itself when it has no ``.tbl`` files, else ``out`` (default a new
+    temporary folder) with each ``<table>.tbl`` (pipe-delimited, no header, a trailing ``|``) as ``<table>.csv``."""
+    tbls = sorted(src.glob("*.tbl"))
+    if not tbls:
+        return src
+    out = out or Path(tempfile.mkdtemp(prefix="qa-tpch-"))
+    out.mkdir(parents=True, exist_ok=True)
+    for tbl in tbls:
+        cols = TPCH_COLUMNS.get(tbl.stem)
+        if cols is None:
+            print(f"tpch: skipping {tbl.name} (not a TPC-H table)", file=sys.stderr)
+            continue
+        with (
+            tbl.open(encoding="utf-8", newline="") as fh,
+            (out / f"{tbl.stem}.csv").open("w", encoding="utf-8", newline="") as dst,
+        ):
+            w = csv.writer(dst)
+            w.writerow(cols.split())
+            for line in fh:
+                line = line.rstrip("\r\n")
+                if line:
+                    w.writerow(line[:-1].split("|") if line.endswith("|") else line.split("|"))
+    for f in src.glob("*.csv"):  # headed CSV files beside the .tbl ones
+        if not (out / f.name).exists():
+            (out / f.name).write_bytes(f.read_bytes())
+    return out
+
+
+def _words(name: str, prefix: str | None) -> str:
+    import re
+
+    parts = [p for p in re.split(r"[_\W]+|(?<=[a-z])(?=[A-Z])", name) if p]
+    if prefix and len(parts) > 1 and parts[0].lower() == prefix:
+        parts = parts[1:]
+    return " ".join(p.lower() for p in parts)
+
+
+def _plural(words: str) -> str:
+    if words.endswith("y") and not words.endswith(("ay", "ey", "oy", "uy")):
+        return words[:-1] + "ies"
+    if words.endswith(("s", "x", "ch", "sh")):
+        return words + "es"
+    return words + "s"
+
+
+def contract_questions(contract: Contract, limit: int = 12) -> list[str]:
+    """Generic questions built from a contract alone: how many of each entity type (largest first), an attribute
+    of an entity named by an example value of its name-like attribute, and a list filtered by a frequent value."""
+    counts, lookups, lists = [], [], []
+    ents = sorted(
+        contract.entities,
+        key=lambda e: -(contract.sources[e.source].records if e.source in contract.sources else 0),
+    )
+    for e in ents:
+        spec = contract.sources.get(e.source)
+        if spec is None or not spec.records:
+            continue
+        firsts = {_words(a.name, None).split(" ")[0] for a in e.attributes}
+        prefix = next(iter(firsts)) if len(firsts) == 1 and len(e.attributes) > 1 else None
+        ent = _words(e.name, None)
+        counts.append(f"How many {_plural(ent)} are there?")
+        strings = [
+            (a, f) for a in e.attributes if a.type == "string" and (f := spec.field(a.name)) and f.examples
+        ]
+        names = [(a, f) for a, f in strings if "name" in _words(a.name, prefix).split()]
+        names = names or [(a, f) for a, f in strings if f.uniqueness >= 0.9 and (f.max_length or 99) <= 40]
+        if names:
+            a, f = names[0]
+            refs = {n for fk in contract.foreign_keys if fk.from_.source == e.source for n in fk.from_.fields}
+            others = [  # a plain attribute: not the name, the identity key, a reference or free text
+                b
+                for b in e.attributes
+                if b.name != a.name
+                and b.field_id not in e.key
+                and b.name not in refs
+                and "comment" not in b.name
+            ]
+            if others:
+                lookups.append(f"What is the {_words(others[0].name, prefix)} of the {ent} {f.examples[0]}?")
+        cats = [(a, f) for a, f in strings if f.top_values and 1 < f.distinct <= 50]
+        if cats:
+            a, f = cats[0]
+            lists.append(f"List the {_plural(ent)} with {_words(a.name, prefix)} {f.top_values[0][0]}.")
+    out: list[str] = []  # round-robin, so every kind of question is among the first ``limit``
+    while len(out) < limit and (counts or lookups or lists):
+        for group in (counts, lookups, lists):
+            if group and len(out) < limit:
+                out.append(group.pop(0))
+    return out
+
+
+def run_tpch(src: Path, label: str, backend: str, reset: bool, verbose: bool) -> dict[str, Any]:
+    drop = tpch_folder(src)
+    try:
+        state = open_state("tpch", drop, backend, reset)
+    finally:
+        if drop != src:  # the converted copy was only needed for the ingest
+            import shutil
+
+            shutil.rmtree(drop, ignore_errors=True)
+    try:
+        assert state.contract is not None
+        questions = contract_questions(state.contract)
+        cold = [state.ask(q)[0].latency_ms or 0.0 for q in questions]
+        warm: list[Answer] = []
+        for _ in range(TPCH_WARM_PASSES):
+            warm.extend(state.ask(q)[0] for q in questions)
+    finally:
+        state.close()
+    lat = [a.latency_ms or 0.0 for a in warm]
+    p50, p95 = _lat(lat)
+    cold50, cold95 = _lat(cold)
+    routes: dict[str, int] = {}
+    for a in warm[: len(questions)]:
+        routes[a.route] = routes.get(a.route, 0) + 1
+    report: dict[str, Any] = {
+        "pack": f"tpch {label}",
+        "set": "latency",
+        "backend": backend,
+        "ingest": state.ingest,
+        "folder": str(src),
+        "records": state.records,
+        "questions": len(questions),
+        "routes": routes,
+        "latency_ms": {"p50": p50, "p95": p95, "max": round(max(lat), 2) if lat else None,
+                       "cold_p50": cold50, "cold_p95": cold95, "samples": len(lat)},
+        "load_s": round(state.load_s or 0.0, 2),
+        "grounding_s": round(state.grounding_s or 0.0, 3),
+    }  # fmt: skip
+    if verbose:
+        report["asked"] = [
+            {"question": q, "route": a.route, "confidence": round(a.confidence, 3),
+             "answer": str(a.answer)[:120] if a.answer is not None else None, "reason": a.reason,
+             "latency_ms": a.latency_ms}
+            for q, a in zip(questions, warm[: len(questions)], strict=True)
+        ]  # fmt: skip
+    return report
+
+
+# -- output -----------------------------------------------------------------------------------------------------
+
+
+def _ms(v: float | None) -> str:
+    return "-" if v is None else f"{v:.0f}" if v >= 10 else f"{v:.1f}"
+
+
+def _short(v: Any, items: int = 12) -> Any:
+    """A long list cut for the plain output (``--json`` keeps it whole)."""
+    if isinstance(v, list) and len(v) > items:
+        return [*v[:items], f"... {len(v) - items} more ({len(v)} items)"]
+    return v
+
+
+def print_set(r: dict[str, Any], verbose: bool) -> None:
+    lat = r["latency_ms"]
+    acc = r["acc_at_conf"]
+    acc_s = "-" if acc["accuracy"] is None else f"{acc['accuracy']:.2f}"
+    print(
+        f"{r['pack']:10s} {r['set']:12s} EM {r['exact_match']:.3f} ({r['questions']} q)  "
+        f"abstained {r['abstained']} (out-of-scope {r['out_of_scope']}: {r['out_of_scope_right']} right)  "
+        f"confident-wrong {r['confident_wrong']} ({r['confident_wrong_rate']:.1%})  "
+        f"acc@conf>={CONFIDENT} {acc_s} ({acc['n']})  p50 {_ms(lat['p50'])} ms p95 {_ms(lat['p95'])} ms"
+    )
+    resolve = "-" if r["citations_resolve"] is None else f"{r['citations_resolve']:.3f}"
+    http = (
+        f"; http round trip p50 {_ms(lat['http_p50'])} p95 {_ms(lat['http_p95'])} ms"
+        if "http_p50" in lat
+        else ""
+    )
+    load = f"  load {r['load_s']} s grounding {r['grounding_s']} s" if r["load_s"] is not None else ""
+    print(
+        f"{'':10s} [{r['backend']}: {r['ingest']}] answered {r['answered']}: cited {r['citation_rate']:.3f} "
+        f"resolve {resolve} cover {r['citations_cover_sources']:.3f}  deterministic p95 {_ms(lat['deterministic_p95'])} ms"
+        f"; cold pass p50 {_ms(lat['cold_p50'])} p95 {_ms(lat['cold_p95'])} ms{http}{load}"
+    )
+    print(f"{'':10s} by category: " + ", ".join(f"{k} {v:.3f}" for k, v in r["by_category"].items()))
+    if r["by_kind"] != r["by_category"]:
+        print(f"{'':10s} by kind: " + ", ".join(f"{k} {v:.3f}" for k, v in r["by_kind"].items()))
+    print(f"{'':10s} reliability: " + "  ".join(
+        f"{row['bucket']} {row['n']}" + ("" if row["accuracy"] is None else f":{row['accuracy']:.2f}")
+        for row in r["reliability"]
+    ) + "   (bucket n:accuracy)")  # fmt: skip
+    if verbose:
+        for f in r["failures"]:
+            f = {**f, "got": _short(f["got"]), "gold": _short(f["gold"])}
+            print("   FAIL", json.dumps(f, ensure_ascii=False, default=str))
+
+
+def print_tpch(r: dict[str, Any]) -> None:
+    lat = r["latency_ms"]
+    print(
+        f"{r['pack']:10s} [{r['backend']}: {r['ingest']}] {r['records']:,} records, {r['questions']} questions "
+        f"x {TPCH_WARM_PASSES} warm passes ({lat['samples']} asks; routes {r['routes']}): p50 {_ms(lat['p50'])} ms "
+        f"p95 {_ms(lat['p95'])} ms max {_ms(lat['max'])} ms; cold pass p50 {_ms(lat['cold_p50'])} "
+        f"p95 {_ms(lat['cold_p95'])} ms  load {r['load_s']} s grounding {r['grounding_s']} s"
+    )
+    for a in r.get("asked", []):
+        print("   ASK", json.dumps(a, ensure_ascii=False, default=str))
+
+
+def print_summary(reports: list[dict[str, Any]]) -> None:
+    print()
+    print(f"{'pack':10s} {'set':12s} {'n':>4s} {'EM':>6s} {'abst':>5s} {'oos ok':>7s} {'conf-wrong':>11s} "
+          f"{'acc@0.8':>9s} {'p50 ms':>7s} {'p95 ms':>7s}")  # fmt: skip
+    for r in reports:
+        if r.get("error"):
+            print(f"{r['pack']:10s} {r['set']:12s} ERROR {r['error']}")
+            continue
+        acc = r["acc_at_conf"]
+        acc_s = "-" if acc["accuracy"] is None else f"{acc['accuracy']:.2f}/{acc['n']}"
+        oos = f"{r['out_of_scope_right']}/{r['out_of_scope']}"
+        cw = f"{r['confident_wrong']} {r['confident_wrong_rate']:.1%}"
+        lat = r["latency_ms"]
+        print(f"{r['pack']:10s} {r['set']:12s} {r['questions']:4d} {r['exact_match']:6.3f} {r['abstained']:5d} "
+              f"{oos:>7s} {cw:>11s} {acc_s:>9s} {_ms(lat['p50']):>7s} {_ms(lat['p95']):>7s}")  # fmt: skip
+
+
+# -- main -------------------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--backend", choices=["memory", "embedded", "neo4j"], default="memory")
     ap.add_argument("--reset", action="store_true", help="neo4j only: wipe the whole graph before each pack")
-    ap.add_argument("--pack", action="append", choices=PACKS, help="pack(s) to run (default: all three)")
+    ap.add_argument("--eval", type=Path, default=EVAL, metavar="PATH",
+                    help=f"eval root holding relational/ and tatqa/ (default {EVAL})")  # fmt: skip
+    ap.add_argument("--pack", action="append", choices=PACKS, help="pack(s) to run (default: all four)")
+    ap.add_argument("--set", choices=["questions", "paraphrases", "all"], default="all", dest="which",
+                    help="question file(s) of each pack (default all, one ingest per pack)")  # fmt: skip
     ap.add_argument("--verbose", action="store_true", help="list every failed question")
-    ap.add_argument("--json", action="store_true", help="print one JSON report per pack")
+    ap.add_argument("--json", action="store_true", help="print one JSON report per pack and question file")
     ap.add_argument("--part", choices=["relational", "tatqa", "all"], default="all",
                     help="relational packs (EM), TAT-QA (evidence recall@5, bench/qa_tatqa.py), or both")  # fmt: skip
-    args = ap.parse_args()
-    if args.part in ("tatqa", "all"):
-        import qa_tatqa  # bench/qa_tatqa.py, beside this script
+    ap.add_argument("--http", metavar="URL", help="ask a running ESC at URL/v1/ask (ingest the --pack first)")
+    ap.add_argument(
+        "--tpch", type=Path, metavar="DIR", help="ask latency on the TPC-H .csv/.tbl files in DIR"
+    )
+    ap.add_argument(
+        "--tpch-sf", metavar="SF", help="ask latency on TPC-H generated at scale factor SF (e.g. 0.01)"
+    )
+    ap.add_argument("--check", action="store_true", help="exit 1 when a release threshold is missed")
+    args = ap.parse_args(argv)
+    eval_root: Path = args.eval.resolve()
+    out = sys.stderr if args.json else sys.stdout
 
-        tat = qa_tatqa.run(EVAL / "tatqa", args.backend, args.reset, args.verbose, make_graph)
-        if args.json:
-            print(json.dumps(tat, ensure_ascii=False, default=str))
+    if args.tpch or args.tpch_sf:
+        if args.http:
+            ap.error("--tpch/--tpch-sf ingest in process: not with --http")
+        if args.tpch:
+            src, label = args.tpch.resolve(), args.tpch.name
         else:
-            qa_tatqa.print_report(tat)
-            for t in tat.get("traces", []):
-                print("   TRACE", json.dumps(t, ensure_ascii=False, default=str))
-    if args.part == "tatqa":
-        return
-    for pack in args.pack or PACKS:
-        report = run_pack(pack, args.backend, args.reset, args.verbose)
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from _tpch import tpch_dir  # bench/_tpch.py, beside this script
+
+            src, label = tpch_dir(args.tpch_sf), f"sf{args.tpch_sf}"
+        report = run_tpch(src, label, args.backend, args.reset, args.verbose)
         if args.json:
             print(json.dumps(report, ensure_ascii=False, default=str))
+        else:
+            print_tpch(report)
+        return 0
+
+    if args.http and (not args.pack or len(args.pack) != 1):
+        ap.error("with --http name the one pack the running ESC has ingested (--pack NAME)")
+    if args.part in ("tatqa", "all"):
+        if args.http:
+            print("tatqa: skipped (--http asks one relational pack)", file=out)
+        elif not (eval_root / "tatqa").is_dir():
+            print(f"tatqa: skipped (no {eval_root / 'tatqa'})", file=out)
+        else:
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            import qa_tatqa  # bench/qa_tatqa.py, beside this script
+
+            tat = qa_tatqa.run(eval_root / "tatqa", args.backend, args.reset, args.verbose, make_graph)
+            if args.json:
+                print(json.dumps(tat, ensure_ascii=False, default=str))
+            else:
+                qa_tatqa.print_report(tat)
+                for t in tat.get("traces", []):
+                    print("   TRACE", json.dumps(t, ensure_ascii=False, default=str))
+    if args.part == "tatqa":
+        return 0
+
+    reports: list[dict[str, Any]] = []
+    for name in args.pack or PACKS:
+        pack = find_pack(name, eval_root, args.which)
+        if isinstance(pack, str):
+            print(f"{name}: skipped ({pack})", file=out)
             continue
-        lat = report["latency_ms"]
-        print(
-            f"{pack:10s} [{args.backend}: {report['ingest']}] EM {report['exact_match']:.3f} ({report['questions']} q)  "
-            f"cited {report['citation_rate']:.3f} resolve {report['citations_resolve']:.3f} "
-            f"cover {report['citations_cover_sources']:.3f}  p50 {lat['p50']} ms p95 {lat['p95']} ms "
-            f"(deterministic p95 {lat['deterministic_p95']} ms; cold pass p50 {lat['cold_p50']} p95 {lat['cold_p95']} ms)"
-            f"  load {report['load_s']} s"
-        )
-        print("           by kind: " + ", ".join(f"{k} {v:.3f}" for k, v in report["by_kind"].items()))
-        if args.verbose:
-            for f in report["failures"]:
-                print("   FAIL", json.dumps(f, ensure_ascii=False, default=str))
+        try:
+            pack_reports = run_pack(pack, args.backend, args.reset, args.verbose, args.http)
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:
+            traceback.print_exc()
+            pack_reports = [
+                {"pack": name, "set": s, "error": f"{type(exc).__name__}: {exc}"[:300]} for s in pack.sets
+            ]
+        for r in pack_reports:
+            reports.append(r)
+            if args.json:
+                print(json.dumps(r, ensure_ascii=False, default=str), flush=True)
+            elif r.get("error"):
+                print(f"{r['pack']:10s} {r['set']:12s} ERROR {r['error']}")
+            else:
+                print_set(r, args.verbose)
+    if not args.json and reports:
+        print_summary(reports)
+    if args.check:
+        misses = [m for r in reports for m in check(r)]
+        for m in misses:
+            print(f"CHECK FAILED: {m}", file=out)
+        if not reports:
+            print("CHECK: no pack ran", file=out)
+        if misses or not reports:
+            return 1
+        print("CHECK passed", file=out)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
