@@ -25,8 +25,8 @@ from agents.embedding import Embedder
 from agents.query.answer import Answer, compose
 from agents.query.cypher import compile_plan
 from agents.query.grounding import Grounding
+from agents.query.interpret import Abstain, Interpreter
 from agents.query.llm_planner import LLMPlanner
-from agents.query.planner import Abstain, DeterministicPlanner
 from agents.query.retrieval import Evidence, RowIndex, Scope, retrieve
 from agents.query.validate import problems
 from agents.query.vector import answer_from_hits, search
@@ -132,9 +132,12 @@ class QueryAgent:
             if llm_answer.route != "abstain" or opts.mode == "llm":
                 return llm_answer
             log.info("LLM planner abstained (%s); the deterministic planner answers", llm_answer.reason)
-        planned = DeterministicPlanner(g.vocab, g.values).plan(q)
+        planned = Interpreter(g.vocab, g.values, g.phrases).plan(q)
         if isinstance(planned, Abstain):
-            return self._fallback(q, g, opts, planned.reason, planned.descriptive)
+            answer = self._fallback(q, g, opts, planned.reason, planned.descriptive)
+            if answer.route == "abstain" and planned.unmatched:
+                answer.unmatched = planned.unmatched
+            return answer
         found = problems(planned.plan, g.contract)
         if found:
             return Answer.abstain("plan does not match the contract: " + "; ".join(found), g.version)
@@ -145,7 +148,12 @@ class QueryAgent:
         except Exception as exc:
             log.warning("plan failed: %s", exc)
             return Answer.abstain(f"the graph store could not run the query: {exc}"[:300], g.version)
-        answer = compose(rows, planned.answer, planned.scalar, planned.route, planned.confidence, g.version)  # type: ignore[arg-type]
+        answer = compose(
+            rows, planned.answer, planned.scalar, planned.route, planned.confidence, g.version,  # type: ignore[arg-type]
+            ties=planned.ties, top=planned.top,
+        )
+        if planned.unmatched:
+            answer.unmatched = planned.unmatched
         if answer.route == "abstain":
             return self._fallback(q, g, opts, answer.reason or "no rows", False)
         if opts.explain:

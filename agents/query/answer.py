@@ -39,6 +39,7 @@ class Answer(BaseModel):
     query: str | None = None
     latency_ms: float | None = None
     text: str | None = None  # the answer phrased as a sentence (LLM mode)
+    unmatched: list[str] | None = None  # words of the question the plan could not use
     extension: dict[str, Any] | None = None  # a query-scoped schema extension this answer used (LLM mode)
 
     @classmethod
@@ -101,10 +102,34 @@ def values_of(rows: list[PlanRow], aliases: list[str]) -> list[Any]:
     return out
 
 
+def keep_ties(rows: list[PlanRow], alias: str, top: int) -> list[PlanRow]:
+    """The first ``top`` rows of an ordered result, plus every further row that ties with the last one kept."""
+    if len(rows) <= top:
+        return rows
+    cut = rows[top - 1].values.get(alias)
+    out = rows[:top]
+    for row in rows[top:]:
+        if row.values.get(alias) != cut or cut is None:
+            break
+        out.append(row)
+    return out
+
+
 def compose(
-    rows: list[PlanRow], aliases: list[str], scalar: bool, route: Route, confidence: float, contract_version: int
+    rows: list[PlanRow],
+    aliases: list[str],
+    scalar: bool,
+    route: Route,
+    confidence: float,
+    contract_version: int,
+    ties: str | None = None,
+    top: int | None = None,
 ) -> Answer:
-    """An answer from plan rows, or an abstention when nothing matched (never an invented value)."""
+    """An answer from plan rows, or an abstention when nothing matched (never an invented value). With ``ties``
+    (a superlative), rows past ``top`` that tie with the last one kept are kept too: two customers with the
+    same highest total are both the answer."""
+    if ties is not None and top is not None:
+        rows = keep_ties([r for r in rows if r.values.get(ties) is not None], ties, top)
     values = values_of(rows, aliases)
     cites = citations_of(rows)
     if not values:

@@ -15,6 +15,8 @@ import json
 import logging
 from typing import Any
 
+from agents.query.phrases import PhraseIndex
+from agents.query.phrases import build as build_phrases
 from agents.query.plan import Filter, Hop, NodePattern, QueryPlan, ReturnItem
 from agents.query.vocabulary import (
     ValueHit,
@@ -82,6 +84,18 @@ def graph_values(vocab: Vocabulary, graph: GraphStore | None) -> ValueIndex:
     return index
 
 
+def schema_phrases(vocab: Vocabulary) -> PhraseIndex:
+    """The phrase index of one contract version (types, attributes, relationships and their word variants)."""
+    contract = vocab.contract
+    names = {f.id: f.name for src in contract.sources.values() for f in src.fields}
+    entities = [(e.name, e.source, [a.name for a in e.attributes]) for e in contract.entities]
+    rels = [
+        (r.name, r.from_entity, r.to_entity, [names.get(fid, fid) for fid in r.from_fields])
+        for r in contract.relationships
+    ]
+    return build_phrases(entities, rels)
+
+
 def _example_plans(vocab: Vocabulary, entity: str) -> list[QueryPlan]:
     info = vocab.types[entity]
     plans = [
@@ -112,6 +126,7 @@ class Grounding:
         self.graph = graph
         self.vocab = Vocabulary(contract)
         self.values = graph_values(self.vocab, graph)
+        self.phrases = schema_phrases(self.vocab)
         self._card: dict[str, Any] | None = None
 
     @property

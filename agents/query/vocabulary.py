@@ -9,20 +9,33 @@ short general lexicon (duration words, money words, "manager" for "reports to").
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents.query.plan import Expr
+from agents.query.value_index import TOKEN_PATTERN, ValueHit, ValueIndex, fold, norm_value
+
+__all__ = ["ValueHit", "ValueIndex", "fold", "norm_value"]
 from contract.model import Attribute, Contract, EntityType
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-TOKEN = re.compile(r"\w+(?:'\w+)?", re.UNICODE)
+TOKEN = re.compile(TOKEN_PATTERN, re.UNICODE)  # "Ralston's" -> Ralston + s; "O'Reilly" stays one word
 
 STOPWORDS = frozenset(
     ["a", "an", "the", "of", "in", "on", "at", "to", "by", "for", "from", "with", "as", "is", "are", "was", "were", "be", "been", "being", "has", "have", "had", "do", "does", "did", "which", "what", "who", "whom", "whose", "how", "many", "much", "there", "their", "they", "them", "it", "its", "this", "that", "these", "those", "give", "me", "list", "all", "any", "each", "and", "or", "per", "every", "across", "listed", "catalog", "directly", "credited", "appear", "appears", "included", "represented", "held", "kept", "total", "sum", "average", "avg", "mean", "most", "least", "highest", "lowest", "largest", "smallest", "top", "number", "count", "name", "names", "full", "s", "located", "based", "live", "lives", "living", "where", "when", "new"]
 )
 """Words that never ground a value or a name on their own."""
+
+FUNCTION_WORDS = STOPWORDS | frozenset(
+    ["i", "me", "my", "mine", "we", "us", "our", "ours", "you", "your", "yours", "he", "him", "his", "she", "her", "hers", "one", "ones", "someone", "anyone", "anybody", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "do", "does", "did", "done", "doing", "am", "show", "tell", "give", "find", "get", "gets", "got", "display", "return", "see", "know", "want", "need", "like", "please", "help", "look", "some", "both", "either", "neither", "only", "just", "also", "ever", "altogether", "exactly", "single", "different", "distinct", "various", "other", "another", "same", "such", "than", "then", "so", "not", "no", "yes", "up", "down", "out", "about", "into", "onto", "over", "under", "after", "before", "between", "through", "without", "within", "along", "among", "via", "here", "there", "now", "currently", "please", "kindly", "if", "whether", "while", "because", "since", "until", "again", "further", "once", "whole", "entire", "overall", "exact", "s", "t", "d", "ll", "ve", "re"]
+)
+"""General English function words and request verbs: a question may leave these unused without losing meaning.
+Any other word that no mention consumes is a content word the answer did not take into account."""
+QUESTION_OPENERS = frozenset(
+    ["what", "which", "who", "whom", "whose", "how", "where", "when", "why", "list", "show", "give", "tell", "name", "find", "is", "are", "was", "were", "do", "does", "did", "can", "could", "please", "i", "top"]
+)
+FUTURE_WORDS = frozenset({"will", "next", "tomorrow", "forecast", "predict", "predicted", "projected", "expect"})
+OPINION_WORDS = frozenset({"best", "worst", "favourite", "favorite", "should", "recommend", "nicest", "better"})
 
 IRREGULAR = {"paid": "pay", "sold": "sell", "bought": "buy", "made": "make", "spent": "spend", "held": "hold"}
 
@@ -38,6 +51,10 @@ DERIVED_VALUE = "=value"
 PERSON_WORDS = frozenset({"person", "who", "whom"})
 NAME_WORDS = frozenset({"name", "names", "called", "title", "description"})
 ID_WORDS = frozenset({"id", "key", "fk", "ref"})
+_NOT_MEASURE_WORDS = frozenset({"id", "key", "code", "year", "phone", "fax", "zip", "postal", "serial", "no", "nbr",
+                                "num", "month", "day", "hour", "minute", "tz", "sequence", "seq"})  # fmt: skip
+_MONEY_NAME_WORDS = frozenset({"price", "cost", "amount", "total", "revenue", "salary", "fee", "freight", "charge",
+                               "balance", "payment", "rate"})  # fmt: skip
 
 
 def duration_score(words: list[str]) -> float:
@@ -47,16 +64,6 @@ def duration_score(words: list[str]) -> float:
     if {"milliseconds", "millisecond", "seconds", "minutes", "runtime"} & set(words):
         return 0.8 / len(words) ** 0.5
     return 0.6 / len(words)
-
-
-def fold(text: str) -> str:
-    """Case- and width-folded text (accents kept: 'Muñoz' stays distinct from 'Munoz')."""
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
-def norm_value(value: Any) -> str:
-    """Dictionary key of a value: folded word tokens joined by one space ("Grains/Cereals" -> "grains cereals")."""
-    return " ".join(m.group(0) for m in TOKEN.finditer(fold(str(value))))
 
 
 def split_name(name: str) -> list[str]:
@@ -141,6 +148,29 @@ class AttrInfo:
     boolean: bool  # an int/bool flag with values 0/1
     identifier: bool
     max_length: int | None
+    reference: bool = False  # a foreign-key column (a reference, never a measure)
+    distinct: int | None = None
+    minimum: Any = None
+    maximum: Any = None
+
+    @property
+    def temporal(self) -> bool:
+        return self.type in ("date", "datetime") or self.semantic == "date"
+
+    @property
+    def measure(self) -> bool:
+        """A quantity that sums and averages: numeric, not a key, a reference, a code, a flag or a year."""
+        if not self.numeric or self.identifier or self.reference or self.boolean or self.semantic == "year":
+            return False
+        return not (set(self.words) & _NOT_MEASURE_WORDS)
+
+    @property
+    def money(self) -> bool:
+        return self.semantic == "money" or bool(set(self.words) & _MONEY_NAME_WORDS)
+
+    @property
+    def text_like(self) -> bool:
+        return self.type in ("string", "text")
 
 
 @dataclass
@@ -238,6 +268,12 @@ class Vocabulary:
             expr = derived_value(info)
             if expr is not None:
                 self.derived[info.name] = expr
+        self.cache: dict[str, Any] = {}
+        refs = {(r.from_entity, fid) for r in contract.relationships for fid in r.from_fields}
+        for e in contract.entities:
+            for a in e.attributes:
+                if (e.name, a.field_id) in refs and a.name in self.types[e.name].attrs:
+                    self.types[e.name].attrs[a.name].reference = True
         for r in contract.relationships:
             words = [w for w in split_name(r.name) if w not in ("has", "to", "of", "via", "by")]
             target = self.types.get(r.to_entity)
@@ -271,6 +307,9 @@ class Vocabulary:
             boolean=boolean,
             identifier=identifier,
             max_length=spec.max_length if spec else None,
+            distinct=spec.distinct if spec else None,
+            minimum=spec.min if spec else None,
+            maximum=spec.max if spec else None,
         )
 
     def neighbours(self, entity: str) -> list[tuple[RelInfo, str, str]]:
@@ -287,42 +326,8 @@ class Vocabulary:
 # ----------------------------------------------------------------------------------------------- value dictionary
 
 
-@dataclass(frozen=True)
-class ValueHit:
-    entity: str
-    values: tuple[tuple[str, Any], ...]  # (attribute, stored value), one pair or first+last name
-    role: str  # "display" (names an entity), "category", "other"
-
-    @property
-    def attrs(self) -> tuple[str, ...]:
-        return tuple(a for a, _ in self.values)
-
-
-MAX_VALUE_CHARS = 120
-MAX_NGRAM = 12
 MAX_INDEXED_FIELD_CHARS = 400
 """Fields whose longest value is longer are prose (vector territory); shorter ones are indexed value by value."""
-
-
-class ValueIndex:
-    """Folded value -> where it occurs. Built from the graph (all values) or, without one, the profiles."""
-
-    def __init__(self) -> None:
-        self.hits: dict[str, set[ValueHit]] = {}
-        self.max_words = 1
-
-    def add(self, text: str, hit: ValueHit) -> None:
-        key = norm_value(text)
-        if not key or len(key) > MAX_VALUE_CHARS:
-            return
-        self.hits.setdefault(key, set()).add(hit)
-        self.max_words = min(MAX_NGRAM, max(self.max_words, key.count(" ") + 1))
-
-    def lookup(self, text: str) -> set[ValueHit]:
-        return self.hits.get(norm_value(text), set())
-
-    def __len__(self) -> int:
-        return len(self.hits)
 
 
 def indexable(attr: AttrInfo) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.query.agent import AskOptions, QueryAgent
-from agents.query.planner import Abstain, DeterministicPlanner
+from agents.query.interpret import Abstain, Interpreter
 
 
 def _one(rows: list[dict], **eq: object) -> dict:
@@ -102,7 +102,7 @@ def test_grounding_is_cached_per_contract_version(chinook) -> None:  # type: ign
 
 def test_planner_reads_values_and_self_relationship_direction(chinook) -> None:  # type: ignore[no-untyped-def]
     g = chinook.agent.grounding()
-    planner = DeterministicPlanner(g.vocab, g.values)
+    planner = Interpreter(g.vocab, g.values, g.phrases)
     up = planner.plan("Who does Jane Peacock report to?")
     down = planner.plan("Which employees report to Nancy Edwards?")
     assert not isinstance(up, Abstain) and not isinstance(down, Abstain)

@@ -1,0 +1,268 @@
+"""Superlatives: "the longest track on X", "which genre has the most tracks", "top 3 customers by total spent",
+"the most recent invoice", "which country has the most customers".
+
+Two shapes: rows of one type ordered by one of its own fields (longest, oldest, highest price), or groups (nodes
+of a type, or values of a field) ordered by a count or a sum/average over related rows. The plan asks for a few
+more rows than the question wants so that ties at the cut are kept (``Planned.ties``).
+"""
+
+from __future__ import annotations
+
+from agents.query.assemble import Job, hops_of, route
+from agents.query.build import attach_extras, choose_readings, item
+from agents.query.interpret import Decline, Focus, Planned
+from agents.query.paths import Step
+from agents.query.phrases import Element
+from agents.query.plan import NodePattern, OrderBy, QueryPlan, ReturnItem
+from agents.query.reading import OpMention, SchemaMention
+from agents.query.vocabulary import AttrInfo
+from agents.query.words import DURATION_WORDS, MONEY_WORDS, QUANTITY_WORDS
+
+MEASURE_HINT_WORDS = DURATION_WORDS | frozenset({"price", "cost", "amount"})
+
+TIE_EXTRA = 10
+"""Rows fetched past the cut to see whether the last ones tie."""
+
+
+def superlative(job: Job, op: OpMention) -> Planned:
+    free = job.free()
+    desc = op.kind in ("most", "recent")
+    n = op.n or 1
+    before = [m for m in free if m.start < op.start]
+    after = [m for m in free if m.start >= op.end]
+    ranked_m: SchemaMention | None = None
+    out_attr: tuple[str, str] | None = None
+    own_measure: AttrInfo | None = None
+    # "the tail number of the oldest plane": the type right after the cue is ranked by its own field
+    if after and after[0].of("type") and (op.hint is not None or op.kind == "recent"):
+        f = job.focus_from(after[0], prefer_types=True)
+        own_measure = _hinted_attr(job, f.entity, op.hint or "time")
+        if own_measure is not None:
+            ranked_m = after[0]
+            for m in before:
+                attrs = {e: lk for e, lk in m.of("attr").items() if e.entity == f.entity}
+                if attrs:
+                    e, _lk = job._pick_attr(attrs, m)
+                    out_attr = (e.entity, e.name)
+                    break
+    if ranked_m is None:
+        ranked_m = before[0] if before else (after[0] if after else None)
+    if ranked_m is None:
+        if job.anchors and own_measure is None:
+            raise Decline("a superlative needs something to rank")
+        raise Decline("the question names nothing to rank")
+    focus = job.focus_from(ranked_m, prefer_types=True)
+    job.check_strays(focus, False)
+    job.used_schema.add(ranked_m.start)
+    rest = [m for m in job.free() if m.start != ranked_m.start]
+    rest.sort(key=lambda m: (m.start < op.start, m.start))  # after the cue first
+    if own_measure is None:
+        own_measure = _own_measure(job, focus, rest, op)
+    if own_measure is not None:
+        return _ordered(job, focus, own_measure, desc, n, out_attr)
+    return _grouped(job, focus, rest, op, desc, n)
+
+
+def extreme_value(job: Job, op: OpMention) -> Planned | None:
+    """"What is the largest single invoice total?", "the highest unit price among Seafood products", "the
+    shortest track length in milliseconds": a superlative whose noun phrase ends in a field (not a type) asks
+    for the field's extreme value, a max/min aggregate, not for the record that has it."""
+    r = job.r
+    if op.kind not in ("most", "least") or op.n is not None:
+        return None
+    if r.low(0) not in ("what", "what's", "whats") and not (r.low(0) == "the" or r.low(0) in ("give", "tell", "show")):
+        return None
+    phrase: list[SchemaMention] = []
+    k = op.end
+    for m in sorted(job.free(), key=lambda x: x.start):
+        if m.start < op.end:
+            continue
+        gap = [r.low(i) for i in range(k, m.start)]
+        if any(w not in ("single", "one", "individual", "the", "a") for w in gap):
+            break
+        phrase.append(m)
+        k = m.end
+    head_word = r.low(k) if k < len(r.tokens) else ""
+    if phrase and phrase[-1].of("attr") and not (len(phrase) == 1 and phrase[0].of("type") and
+                                                 max(lk.score for lk in phrase[0].of("type").values()) >= 1.0):
+        head = phrase[-1]
+        owners = {e.entity for m in phrase[:-1] for e in m.of("type")}
+        attrs = {e: lk for e, lk in head.of("attr").items() if _numeric(job, e) and (not owners or e.entity in owners)}
+        if not attrs:
+            return None
+        el, lk = job._pick_attr(attrs, head)
+        focus = Focus(el.entity, el.name, lk.score, head.start, el)
+    elif phrase and phrase[-1].of("type") and head_word in MEASURE_HINT_WORDS:
+        f = job.focus_from(phrase[-1], prefer_types=True)
+        a = _hinted_attr(job, f.entity, "duration" if head_word in DURATION_WORDS else "money")
+        if a is None:
+            return None
+        focus = Focus(f.entity, a.name, 0.95, phrase[-1].start)
+        r.used.add(k)
+    else:
+        return None
+    for m in phrase:
+        job.used_schema.add(m.start)
+    from agents.query.build import build_plan
+
+    job.check_strays(focus, False)
+    if focus.score < 1.0:
+        job.penalize(focus.score, "measure reading")
+    return build_plan(job, focus, "max" if op.kind == "most" else "min")
+
+
+def _hinted_attr(job: Job, entity: str, hint: str) -> AttrInfo | None:
+    """The entity's own field a superlative word implies: longest -> a length, latest/oldest -> a date (or year),
+    cheapest -> a price, tallest -> a height."""
+    info = job.vocab.types[entity]
+    if hint == "time":
+        from agents.query.anchors import date_attrs
+
+        dated = date_attrs(job.vocab, entity)
+        if dated:
+            return dated[0]
+        years = [a for a in info.attrs.values() if a.semantic == "year" or a.words == ["year"]]
+        return years[0] if years else None
+    if hint == "duration":
+        from agents.query.assemble import _duration_fit
+
+        ranked = sorted(((_duration_fit(a), a) for a in info.attrs.values() if a.measure), key=lambda x: -x[0])
+        return ranked[0][1] if ranked and ranked[0][0] > 0 else None
+    if hint == "money":
+        money = [a for a in info.attrs.values() if a.money and a.measure]
+        return money[0] if len(money) == 1 else None
+    links = job.i.phrases.lookup((hint,))
+    cands = [(lk.score, info.attrs[e.name]) for e, lk in links.items() if e.kind == "attr" and e.entity == entity]
+    cands = [c for c in cands if c[1].numeric]
+    return max(cands, key=lambda c: c[0])[1] if cands else None
+
+
+def _own_measure(job: Job, focus: Focus, rest: list[SchemaMention], op: OpMention) -> AttrInfo | None:
+    """A numeric field of the ranked type named after the cue ("the lowest unit price", "the highest
+    altitude"), or one the cue implies when nothing else is named ("the longest track")."""
+    if focus.attr is not None:
+        return None  # a field is ranked: groups of its values
+    for m in rest:
+        attrs = {e: lk for e, lk in m.of("attr").items() if e.entity == focus.entity and _numeric(job, e)}
+        if attrs:
+            e, lk = job._pick_attr(attrs, m)
+            job.used_schema.add(m.start)
+            if lk.score < 1.0:
+                job.penalize(lk.score, "measure reading")
+            return job.vocab.types[e.entity].attrs[e.name]
+        if m.of("type") or m.of("attr") or m.of("rel"):
+            return None  # something else is measured: a group
+    words = {t.low for t in job.r.tokens}
+    if op.hint is not None and not (words & MONEY_WORDS) and not (words & QUANTITY_WORDS):
+        return _hinted_attr(job, focus.entity, op.hint)
+    return None
+
+
+def _numeric(job: Job, e: Element) -> bool:
+    a = job.vocab.types[e.entity].attrs.get(e.name)
+    return a is not None and (a.numeric or a.temporal)
+
+
+def _ordered(job: Job, focus: Focus, measure: AttrInfo, desc: bool, n: int, out: tuple[str, str] | None) -> Planned:
+    from agents.query.build import chain
+
+    target = focus.entity
+    job.anchors = choose_readings(job, target)
+    nodes, steps, tindex = chain(job, target, job.anchors)
+    attach_extras(job, nodes, tindex)
+    tv = nodes[tindex].var
+    info = job.vocab.types[target]
+    shown = [out[1]] if out is not None else info.display
+    returns = [ReturnItem(var=tv, prop=p, alias=f"v{i}") for i, p in enumerate(shown)]
+    returns.append(ReturnItem(var=tv, prop=measure.name, alias="score"))
+    plan = QueryPlan(kind="superlative", start=nodes[0], hops=hops_of(steps, nodes), returns=returns,
+                     limit=n + TIE_EXTRA, order_by=OrderBy(var=tv, prop=measure.name, desc=desc),
+                     cite=[x.var for x in nodes])  # fmt: skip
+    return Planned(plan, [x.alias for x in returns if x.alias != "score"], "aggregate", round(job.conf, 3), n == 1,
+                   job.notes, ties="score", top=n, unmatched=job.unmatched())  # fmt: skip
+
+
+def _grouped(job: Job, focus: Focus, rest: list[SchemaMention], op: OpMention, desc: bool, n: int) -> Planned:
+    """Groups of the ranked type (or of a field's values) ordered by a count of, or a sum over, related rows."""
+    agg, m_entity, m_attr = _group_measure(job, focus, rest, op)
+    target = focus.entity
+    steps: list[Step] = route(job, target, m_entity, prefer_many=True) if m_entity != target else []
+    nodes = [NodePattern(var="n0", label=target)]
+    for i, s in enumerate(steps, 1):
+        nodes.append(NodePattern(var=f"n{i}", label=s.target))
+    mindex = len(nodes) - 1
+    anchors = choose_readings(job, m_entity)
+    job.anchors = anchors
+    for a in anchors:
+        on = [k for k, x in enumerate(nodes) if x.label == a.entity]
+        if on:
+            nodes[on[0]].filters.extend(a.filters)
+            continue
+        extra = route(job, nodes[-1].label, a.entity)
+        for s in extra:
+            nodes.append(NodePattern(var=f"n{len(nodes)}", label=s.target))
+        nodes[-1].filters.extend(a.filters)
+        steps = steps + extra
+    attach_extras(job, nodes, mindex)
+    score = item(job, nodes[mindex].var, m_entity, m_attr, agg, "score")
+    if focus.attr is not None:
+        returns = [ReturnItem(var="n0", prop=focus.attr, alias="v0"), score]
+        group_by: list[str] = []
+    else:
+        shown = job.vocab.types[target].display
+        returns = [*(ReturnItem(var="n0", prop=p, alias=f"v{i}") for i, p in enumerate(shown)), score]
+        group_by = ["n0"]
+    plan = QueryPlan(kind="superlative", start=nodes[0], hops=hops_of(steps, nodes), returns=returns,
+                     group_by=group_by, limit=n + TIE_EXTRA, order_by=OrderBy(alias="score", desc=desc),
+                     cite=[x.var for x in nodes])  # fmt: skip
+    answer = [x.alias for x in returns if x.agg is None]
+    return Planned(plan, answer, "aggregate", round(job.conf, 3), n == 1, job.notes, ties="score", top=n,
+                   unmatched=job.unmatched())  # fmt: skip
+
+
+def _group_measure(job: Job, focus: Focus, rest: list[SchemaMention], op: OpMention) -> tuple[str, str, str | None]:
+    """(aggregate, entity, attribute or None): what each group is measured by."""
+    r = job.r
+    avg = r.op("avg") is not None
+    derived = job.derived_measure()
+    if derived is not None:
+        return ("avg" if avg else "sum"), derived.entity, derived.attr
+    for m in rest:
+        attrs = {e: lk for e, lk in m.of("attr").items() if _numeric(job, e) and job.vocab.types[e.entity].attrs[e.name].measure}
+        types = m.of("type")
+        if attrs and (not types or max(lk.score for lk in attrs.values()) > max(lk.score for lk in types.values())):
+            e, lk = job._pick_attr(attrs, m)
+            if lk.score < 1.0:
+                job.penalize(lk.score, "measure reading")
+            job.used_schema.add(m.start)
+            return ("avg" if avg else "sum"), e.entity, e.name
+        if types:
+            f = job.focus_from(m, prefer_types=True)
+            if f.entity == focus.entity and focus.attr is None:
+                continue
+            if f.score < 1.0:
+                job.penalize(f.score, "counted type reading")
+            job.used_schema.add(m.start)
+            if f.attr is not None:
+                return ("avg" if avg else "sum"), f.entity, f.attr
+            return "count", f.entity, None
+        rels = m.of("rel")
+        if rels:
+            el = max(rels.items(), key=lambda kv: kv[1].score)[0]
+            other = el.entity if el.target == focus.entity else el.target
+            job.used_schema.add(m.start)
+            return "count", other, None
+    words = {t.low for t in r.tokens} | {t.base for t in r.tokens}
+    if words & MONEY_WORDS or r.op("sum") is not None:
+        money = job._money_measure([])
+        if money is not None:
+            return ("avg" if avg else "sum"), money.entity, money.attr
+    if words & QUANTITY_WORDS:
+        for info in job.vocab.types.values():
+            for a in info.attrs.values():
+                if a.measure and ("quantity" in a.words or a.words == ["qty"]):
+                    job.penalize(0.85, "quantity field inferred")
+                    return "sum", info.name, a.name
+    if focus.attr is not None:
+        return "count", focus.entity, None  # "which country has the most customers" with Country a field
+    raise Decline("a superlative without anything to rank by")
