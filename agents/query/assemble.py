@@ -35,6 +35,10 @@ MODIFIER = 0.85
 STRUCTURAL = 0.8
 AMBIGUOUS = 0.85
 LOCATION_WORDS = frozenset({"city", "country", "address", "state", "region", "place", "location"})
+SUBJECT_WORDS = frozenset({"who", "which", "what", "that", "i", "we", "you", "they", "he", "she", "it", "does",
+                           "do", "did", "will", "would", "can", "could", "has", "have", "had"})  # fmt: skip
+OBJECT_LEADS = frozenset({"in", "on", "at", "to", "for", "from", "with", "by", "into", "the", "a", "an", "under",
+                          "over", "up", "out", "off", "about", "as", "of"})  # fmt: skip
 MEASURE_HINTS = DURATION_WORDS | MONEY_WORDS | QUANTITY_WORDS | frozenset(DURATION_UNITS)
 
 
@@ -155,7 +159,7 @@ class Job:
                 continue  # "length", "spent", "units", "minutes": read by the measure logic
             nxt = next((m for m in r.schema if m.start == i + 1), None)
             prv = next((m for m in r.schema if m.end == i), None)
-            noun = _is_noun(t.low, t.base)
+            noun = _is_noun(t.low, t.base) and not self._verb_context(i)
             if nxt is not None:
                 self.penalize(MODIFIER, f"'{t.text}' only qualifies a schema word")
             elif prv is not None and noun and (prv.of("type") or prv.of("attr")):
@@ -164,6 +168,24 @@ class Job:
                 self.stray_nouns.append(t.text)
             else:
                 self.penalize(UNCONSUMED, f"'{t.text}' was not used")
+
+    def _verb_context(self, i: int) -> bool:
+        """A word that can be a verb, between its subject (a question word, a pronoun, an auxiliary or a
+        mention) and a preposition, article or mention: "movies *fall* in", "who *covers* the", "did X *gross* at"."""
+        from agents.query.wordnet import wordnet
+
+        r = self.r
+        wn = wordnet()
+        t = r.tokens[i]
+        if wn is None or not wn.senses(t.base, "v"):
+            return False
+        prev = r.low(i - 1)
+        ends = {m.end for m in r.schema} | {v.end for v in r.values} | {a.end for a in self.anchors}
+        subject = i == 0 or prev in SUBJECT_WORDS or i in ends
+        nxt = r.low(i + 1)
+        starts = {m.start for m in r.schema} | {v.start for v in r.values} | {a.start for a in self.anchors}
+        follows = i + 1 >= len(r.tokens) or nxt in OBJECT_LEADS or (i + 1) in starts
+        return subject and follows
 
     def check_strays(self, focus: Focus | None, implicit: bool) -> None:
         if not self.stray_nouns:
@@ -285,10 +307,12 @@ class Job:
                     fixed[el.name] = "in"
                     continue
                 words = [self.r.low(k) for k in m.tokens()]
-                noun = len(words) == 1 or words[-1] not in FUNCTION_WORDS
+                verb_phrase = len(words) > 1 and words[-1] in ("to", "for", "under", "with", "by") and not _is_noun(
+                    words[0], self.r.tokens[m.start].base
+                ) or words[0] in ("reports", "report", "works", "work", "reporting", "working", "reported")
                 anchor_before = any(a.end <= m.start for a in self.anchors)
-                if noun and not (words[-1:] == ["to"] or words[-1:] == ["for"]):
-                    fixed[el.name] = "out"  # "manager", "boss": the referenced end
+                if not verb_phrase:
+                    fixed[el.name] = "out"  # "manager (of)", "boss": the referenced end
                 else:
                     fixed[el.name] = "out" if anchor_before or self._subject_before(m) else "in"
         return fixed
@@ -313,6 +337,11 @@ class Job:
         elif op is not None and op.kind == "count":
             after = [m for m in free if m.start >= op.end]
             counted = after[0] if after else None
+            if (counted is None or counted.start > op.end) and op.end in self.r.unconsumed:
+                slot = self.stray_type(op.end)  # "how many songs does album X have"
+                if slot is not None:
+                    focus, agg = slot, "count"
+                    counted = None
             if counted is not None:
                 f = self.focus_from(counted, prefer_types=True)
                 a = self._attr(f)
@@ -325,7 +354,7 @@ class Job:
                     focus, agg = f, "count_distinct"
                 else:
                     focus, agg = f, "count"
-            else:
+            elif focus is None:
                 focus, agg = self._implied_counted(op), "count"
         elif op is not None and op.kind in ("sum", "avg", "min", "max"):
             agg = op.kind
@@ -410,8 +439,65 @@ class Job:
             return Focus(cands[0], None, 1.0, op.end)
         return None
 
+    def stray_type(self, i: int) -> Focus | None:
+        """A noun nothing matched, standing where the asked-for type goes ("how many *songs* does album X
+        have", "show all *songs* on the album X"): the one type on the many side of the anchor's type, if there
+        is exactly one and no anchor pins it. Weak evidence (the word itself matched nothing)."""
+        if not 0 <= i < len(self.r.tokens) or not self.anchors:
+            return None
+        t = self.r.tokens[i]
+        word = t.text
+        if word not in self.stray_nouns or t.base == t.low or not t.low.endswith("s"):
+            return None  # a plural noun only: "songs", not "salary" or "weather"
+        base = self.anchors[0].entity
+        many = sorted({o for _r, d, o in self.vocab.neighbours(base) if d == "in" and o != base})
+        many = [m for m in many if not self._single(m) and not self._junction(m)] or many
+        if len(many) != 1:
+            return None
+        self.stray_nouns.remove(word)
+        self.r.used.add(i)
+        self.penalize(0.6, f"'{word}' read as {many[0]} from the relationships")
+        return Focus(many[0], None, 1.0, i, Element("type", many[0], many[0]))
+
+    def _junction(self, entity: str) -> bool:
+        """A type that only joins two others (all its fields are keys or references)."""
+        info = self.vocab.types[entity]
+        return bool(info.attrs) and all(a.identifier or a.reference or a.temporal for a in info.attrs.values())
+
+    def _first_stray(self) -> int | None:
+        r = self.r
+        for i in r.unconsumed:
+            if i not in r.used and r.tokens[i].text in self.stray_nouns:
+                return i
+        return None
+
+    def _head(self, free: list[SchemaMention]) -> tuple[SchemaMention, set[str]]:
+        """The head of a compound of adjacent mentions ("age rating" -> rating, "customer city" -> city on
+        Customer): English compounds put the head last; a type before it restricts whose field it is."""
+        m = free[0]
+        owners: set[str] = set()
+        k = 1
+        while k < len(free) and free[k].start == m.end and free[k].of("attr"):
+            owners = {e.entity for e in m.of("type")} or owners
+            self.used_schema.add(m.start)
+            m = free[k]
+            k += 1
+        return m, owners
+
     def _plain_focus(self, free: list[SchemaMention], qword: str | None) -> Focus | None:
+        stray = self._first_stray()
+        listing = stray is not None and self.r.low(stray + 1) in ("on", "in", "of", "by", "from", "for", "with")
+        if stray is not None and listing and (not free or free[0].start > stray) and self.anchors:
+            f0 = self.stray_type(stray)
+            if f0 is not None:
+                return f0
         if free:
+            head, owners = self._head(free)
+            if head is not free[0]:
+                attrs = {e: lk for e, lk in head.of("attr").items() if not owners or e.entity in owners}
+                if attrs:
+                    el, lk = self._pick_attr(attrs, head)
+                    return Focus(el.entity, el.name, lk.score, head.start, el)
             # the first thing named after the question word; a person question prefers relationships and people
             f = self.focus_from(free[0])
             if qword in PERSON_QUESTION and f.attr is not None and len(free) > 1:
@@ -428,6 +514,11 @@ class Job:
             return self._date_focus()
         if qword == "where":
             return self._where_focus()
+        words = {t.low for t in self.r.tokens} | {t.base for t in self.r.tokens}
+        if words & (DURATION_WORDS | frozenset(DURATION_UNITS)) and self.anchors:
+            got = self._duration_focus(free)
+            if got is not None:
+                return got
         if self.anchors:
             first = self.anchors[0]
             return Focus(first.entity, None, STRUCTURAL, first.start)

@@ -89,7 +89,7 @@ def _wordnet_variants(words: list[str], score: float) -> list[tuple[list[str], f
     head = words[-1]
     if head in FUNCTION_WORDS or len(head) < 3:
         return out
-    for other, rel in wordnet.related(head).items():
+    for other, rel in wordnet.related(head, ("n",)).items():  # a field or a type is a noun: its noun senses
         if len(other.split()) > 2:
             continue
         out.append(([*words[:-1], *other.split()], score * rel * WORDNET_FACTOR))

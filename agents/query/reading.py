@@ -427,8 +427,11 @@ def _attach_hour(r: Reading, hour: int, start: int, end: int) -> None:
 
 
 def read_numbers(r: Reading) -> None:
-    """Numbers no comparison, date or key took (an attribute's value: "flight 1545", "with 2 engines")."""
+    """Numbers no comparison, date or key took (an attribute's value: "flight 1545", "with 2 engines"); number
+    words ("in one order") only count inside comparisons."""
     for i in range(len(r.tokens)):
+        if r.tokens[i].number is None:
+            continue
         num = _number_at(r, i)
         if num is not None:
             r.numbers.append(num)
@@ -608,6 +611,8 @@ def read_schema(r: Reading, phrases: PhraseIndex) -> None:
             i += 1
             continue
         size, links = best
+        top = max(lk.score for lk in links.values())
+        links = {e: lk for e, lk in links.items() if lk.score >= 0.6 * top}  # a weak reading beside a strong one
         m = SchemaMention(i, i + size, dict(links))
         r.schema.append(m)
         r.take(m)

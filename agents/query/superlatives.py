@@ -131,6 +131,11 @@ def _hinted_attr(job: Job, entity: str, hint: str) -> AttrInfo | None:
     if hint == "money":
         money = [a for a in info.attrs.values() if a.money and a.measure]
         return money[0] if len(money) == 1 else None
+    if hint == "size":
+        # "the smallest payment": a type with one measure is measured by it
+        measures = [a for a in info.attrs.values() if a.measure]
+        money = [a for a in measures if a.money]
+        return money[0] if len(money) == 1 else measures[0] if len(measures) == 1 else None
     links = job.i.phrases.lookup((hint,))
     cands = [(lk.score, info.attrs[e.name]) for e, lk in links.items() if e.kind == "attr" and e.entity == entity]
     cands = [c for c in cands if c[1].numeric]
@@ -173,6 +178,8 @@ def _ordered(job: Job, focus: Focus, measure: AttrInfo, desc: bool, n: int, out:
     tv = nodes[tindex].var
     info = job.vocab.types[target]
     shown = [out[1]] if out is not None else info.display
+    if out is None and all(info.attrs[p].identifier for p in shown if p in info.attrs):
+        shown = [measure.name]  # "the smallest payment": a type named by its id only is answered by the measure
     returns = [ReturnItem(var=tv, prop=p, alias=f"v{i}") for i, p in enumerate(shown)]
     returns.append(ReturnItem(var=tv, prop=measure.name, alias="score"))
     plan = QueryPlan(kind="superlative", start=nodes[0], hops=hops_of(steps, nodes), returns=returns,

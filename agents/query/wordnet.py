@@ -205,14 +205,15 @@ def _related(word: str, pos_filter: tuple[str, ...]) -> tuple[tuple[str, float],
                 _add(out, w, syn)
             me = ss.words.index(low) + 1 if low in ss.words else 0
             for sym, off, ppos, src, dst in ss.pointers:
-                if sym == "+" and (src == 0 or src == me):  # derivation of this very word
+                if sym == "+" and (src == 0 or src == me) and rank <= 1:  # derivation of this very word
                     other = wn.synset(ppos, off)
                     if other is not None:
                         words = other.words if dst == 0 else other.words[dst - 1 : dst]
                         for w in words:
                             _add(out, w, DERIVED)
-                        for w in other.words[:4]:  # composer -> compose -> write (the derived sense's synonyms)
-                            _add(out, w, DERIVED_SYNONYM)
+                        if rank == 0:
+                            for w in other.words[:4]:  # composer -> compose -> write: the derived sense's synonyms
+                                _add(out, w, DERIVED_SYNONYM)
                 elif sym in ("@", "~") and rank == 0:  # not instances: proper names are not synonyms
                     other = wn.synset(ppos, off)
                     if other is not None:
