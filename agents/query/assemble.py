@@ -307,9 +307,9 @@ class Job:
                     fixed[el.name] = "in"
                     continue
                 words = [self.r.low(k) for k in m.tokens()]
-                verb_phrase = len(words) > 1 and words[-1] in ("to", "for", "under", "with", "by") and not _is_noun(
+                verb_phrase = (len(words) > 1 and words[-1] in ("to", "for", "under", "with", "by") and not _is_noun(
                     words[0], self.r.tokens[m.start].base
-                ) or words[0] in ("reports", "report", "works", "work", "reporting", "working", "reported")
+                )) or words[0] in ("reports", "report", "works", "work", "reporting", "working", "reported")
                 anchor_before = any(a.end <= m.start for a in self.anchors)
                 if not verb_phrase:
                     fixed[el.name] = "out"  # "manager (of)", "boss": the referenced end

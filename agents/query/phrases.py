@@ -25,6 +25,7 @@ from typing import Literal
 from agents.query import wordnet
 from agents.query.words import FUNCTION_WORDS, base
 from contract.lexicon import relationship_phrases, split_identifier, surface_forms
+from contract.lexicon_data import STOPWORDS as SHORT_WORDS
 
 ElementKind = Literal["type", "attr", "rel"]
 MAX_PHRASE = 4
@@ -65,7 +66,7 @@ class PhraseIndex:
             return
         if key[-1].isdigit() and len(key) == 1:
             return
-        if key[-1] in FUNCTION_WORDS and element.kind != "rel":
+        if key[-1] in SHORT_WORDS and element.kind != "rel":
             return  # "units in" is not a name
         slot = self.phrases.setdefault(key, {})
         old = slot.get(element)

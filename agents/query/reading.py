@@ -51,6 +51,7 @@ from agents.query.words import (
     base,
     tokenize,
 )
+from contract.lexicon import is_english_word
 
 GENERIC_NOUNS = frozenset({"item", "items", "thing", "things", "entry", "entries", "record", "records", "row",
                            "rows", "one", "ones", "entity", "entities", "object", "objects", "person", "people",
@@ -462,6 +463,39 @@ def read_capitalized(r: Reading, index: ValueIndex) -> None:
     _keep_maximal(r, found)
 
 
+def read_capitalized_loose(r: Reading, index: ValueIndex, phrases: PhraseIndex) -> None:
+    """Capitalized runs no exact value took: the whole run fuzzily first ("Camembert Pierot", "Penelope
+    Cronin"), else the longest sub-run whose words all belong to one stored value (a shortened name: "United",
+    "Denver International"). A run that is itself a schema word ("Order date") is not a name."""
+    for a, b in _runs(r, lambda t: t.capitalized and t.low not in FUNCTION_WORDS and not t.low.isdigit()):
+        raw = r.text(a, b)
+        letters = sum(len(t.low) for t in r.tokens[a:b])
+        if b - a >= 2 and letters >= 6:
+            vm = _accept(index.match(raw, fuzzy=True), raw)
+            if vm is not None and vm.how == "fuzzy":
+                r.values.append(ValueMention(a, b, raw, set(vm.hits), False, vm.score, vm.how))
+                r.take(r.values[-1])
+                continue
+        done = False
+        for size in range(b - a, 0, -1):
+            for i in range(a, b - size + 1):
+                if not r.free(i, i + size):
+                    continue
+                if phrases.lookup(tuple(t.base for t in r.tokens[i : i + size])):
+                    continue
+                if i == 0 and is_english_word(r.tokens[0].low):
+                    continue  # the question's first word is capitalized anyway
+                sub = r.text(i, i + size)
+                vm = index.partial(sub)
+                if vm is not None:
+                    r.values.append(ValueMention(i, i + size, sub, set(vm.hits), False, vm.score, vm.how))
+                    r.take(r.values[-1])
+                    done = True
+                    break
+            if done:
+                break
+
+
 def _keep_maximal(r: Reading, found: list[ValueMention]) -> None:
     found.sort(key=lambda v: (v.start - v.end, v.start))
     for v in found:
@@ -552,6 +586,24 @@ def _loose_span(r: Reading, a: int, b: int, index: ValueIndex, is_word: Any) -> 
 def read_loose(r: Reading, index: ValueIndex, is_word: Any) -> None:
     for a, b in _runs(r, _content):
         _loose_span(r, a, b, index, is_word)
+    # a shortened name in lower case ("kennedy airport", "jetblue"): words no dictionary knows
+    for a, b in _runs(r, lambda t: _content(t) and not is_english_word(t.low)):
+        for size in range(b - a, 0, -1):
+            hit = None
+            for i in range(a, b - size + 1):
+                if not r.free(i, i + size):
+                    continue
+                raw = r.text(i, i + size)
+                vm = index.partial(raw)
+                if vm is not None:
+                    known = all(is_english_word(t.low) for t in r.tokens[i : i + size])
+                    hit = ValueMention(i, i + size, raw, set(vm.hits), False, vm.score * (0.85 if known else 0.95),
+                                       vm.how)  # fmt: skip
+                    break
+            if hit is not None:
+                r.values.append(hit)
+                r.take(hit)
+                break
 
 
 def read_unknown(r: Reading) -> None:
@@ -624,6 +676,8 @@ def read_keys(r: Reading, key_of: Any) -> None:
     for m in list(r.schema):
         if m.end >= len(r.tokens):
             continue
+        if any(lk.score >= 0.95 for e, lk in m.of("attr").items()):
+            continue  # "flight 1545": the field named "flight", not the record with key 1545
         for el in m.of("type"):
             key = key_of(el.entity)
             if key is None:
@@ -666,6 +720,7 @@ def read(question: str, phrases: PhraseIndex, index: ValueIndex, key_of: Any, is
     read_capitalized(r, index)
     read_lower_values(r, index, 2)
     read_schema(r, phrases)
+    read_capitalized_loose(r, index, phrases)
     read_numbers(r)
     read_keys(r, key_of)
     read_loose(r, index, is_word)

@@ -28,6 +28,21 @@ FUZZY_CUTOFF = 86.0
 FUZZY_MIN_CHARS = 5
 ASCII_SCORE = 0.97
 ALIAS_SCORE = 0.95
+PARTIAL_SCORE = 0.9
+MAX_PARTIAL_WORDS = 8
+MAX_PARTIAL_HITS = 2
+MAX_PARTIAL_FIELDS = 3
+PARTIAL_SKIP = frozenset({"the", "of", "and", "&", "de", "la", "inc", "ltd", "co"})
+
+
+def _readings(word: str) -> tuple[str, ...]:
+    """A word and the full words its common shorthand stands for ("intl" -> international)."""
+    from contract.lexicon_data import ABBREVIATIONS
+
+    full = ABBREVIATIONS.get(word)
+    if not full:
+        return (word,)
+    return (word, *(f for f in full if " " not in f))
 
 
 def fold(text: str) -> str:
@@ -80,6 +95,7 @@ class ValueIndex:
         self._by_len: dict[int, list[str]] | None = None
         self._aliases: dict[str, set[str]] | None = None
         self._squeezed: dict[str, set[str]] | None = None
+        self._words: dict[str, set[str]] | None = None
 
     def add(self, text: str, hit: ValueHit) -> None:
         key = norm_value(text)
@@ -87,7 +103,7 @@ class ValueIndex:
             return
         self.hits.setdefault(key, set()).add(hit)
         self.max_words = min(MAX_NGRAM, max(self.max_words, key.count(" ") + 1))
-        self._ascii = self._by_len = self._aliases = self._squeezed = None
+        self._ascii = self._by_len = self._aliases = self._squeezed = self._words = None
 
     def lookup(self, text: str) -> set[ValueHit]:
         return self.hits.get(norm_value(text), set())
@@ -124,6 +140,57 @@ class ValueIndex:
 
             self._aliases = country_aliases(self.hits.keys(), norm_value)
         return self._aliases
+
+    def _word_index(self) -> dict[str, set[str]]:
+        """word -> ascii keys of the values it appears in (short values only; shorthand read out: "Intl")."""
+        if self._words is None:
+            idx: dict[str, set[str]] = {}
+            for akey in self._ascii_index():
+                words = akey.split()
+                if len(words) > MAX_PARTIAL_WORDS:
+                    continue
+                for w in words:
+                    for form in _readings(w):
+                        idx.setdefault(form, set()).add(akey)
+            self._words = idx
+        return self._words
+
+    def partial(self, text: str) -> ValueMatch | None:
+        """A shortened name: every word of ``text`` is a word of one stored value ("United" -> "United Air Lines
+        Inc.", "Denver International" -> "Denver Intl", "Kennedy" -> "John F Kennedy Intl"). Only when the words
+        pick out at most ``MAX_PARTIAL_HITS`` values, all of one field; the score falls with the share of the
+        stored name the question left out."""
+        words = [w for w in ascii_key(text).replace("-", " ").split() if w not in PARTIAL_SKIP]
+        if not words or not any(len(w) >= 4 for w in words):
+            return None
+        idx = self._word_index()
+        keys: set[str] | None = None
+        for w in words:
+            found: set[str] = set()
+            for form in _readings(w):
+                found |= idx.get(form, set())
+            keys = found if keys is None else keys & found
+            if not keys:
+                return None
+        assert keys is not None
+        # per field: the words must pick out one or two values there (a field where they fit many is no reading)
+        by_field: dict[tuple[str, tuple[str, ...]], set[str]] = {}
+        for a in keys:
+            for k in self._ascii_index()[a]:
+                for h in self.hits.get(k, ()):
+                    by_field.setdefault((h.entity, h.attrs), set()).add(a)
+        keep = {f: ks for f, ks in by_field.items() if len(ks) <= MAX_PARTIAL_HITS}
+        if not keep or len(keep) > MAX_PARTIAL_FIELDS:
+            return None
+        keys = {a for ks in keep.values() for a in ks}
+        hits = frozenset(h for h in self._gather({k for a in keys for k in self._ascii_index()[a]})
+                         if (h.entity, h.attrs) in keep)  # fmt: skip
+        longest = max(len(k.split()) for k in keys)
+        coverage = len(words) / max(longest, len(words))
+        score = round(PARTIAL_SCORE * (0.85 + 0.15 * coverage) / (1.0 if len(keys) == 1 else 1.15), 3)
+        if len(keep) > 1:
+            score = round(score * 0.9, 3)
+        return ValueMatch(sorted(keys)[0], hits, score, "partial")
 
     def _gather(self, keys: set[str]) -> frozenset[ValueHit]:
         return frozenset(h for k in keys for h in self.hits.get(k, ()))
