@@ -246,6 +246,22 @@ def flag_filters(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[t
             out.append((e, Filter(prop=e.name, value=0 if negated else 1), m.start))
             used_schema.add(m.start)
             break
+    # "no departure time recorded", "without an email": a field that is missing
+    for m in r.schema:
+        if m.start in used_schema:
+            continue
+        before = [k for k in range(max(0, m.start - 3), m.start) if k in r.negated and r.low(k) in ("no", "without")]
+        if not before:
+            continue
+        gap = range(before[-1] + 1, m.start)
+        if any(r.low(k) in ("than", "more", "less") for k in gap):
+            continue
+        attrs = m.of("attr")
+        if attrs:
+            e = max(attrs.items(), key=lambda kv: kv[1].score)[0]
+            if not vocab.types[e.entity].attrs[e.name].boolean:
+                out.append((e, Filter(prop=e.name, op="isnull", value=None), m.start))
+                used_schema.add(m.start)
     # "inactive" / "unavailable": a negating prefix on a flag's name
     for t in r.tokens:
         if not r.free(t.index):

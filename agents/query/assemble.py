@@ -25,6 +25,7 @@ from agents.query.words import (
     DURATION_UNITS,
     DURATION_WORDS,
     FUNCTION_WORDS,
+    LENGTH_UNITS,
     MONEY_WORDS,
     PERSON_QUESTION,
     QUANTITY_WORDS,
@@ -34,6 +35,7 @@ UNCONSUMED = 0.55
 MODIFIER = 0.85
 STRUCTURAL = 0.8
 AMBIGUOUS = 0.85
+HOW_HINTS = {"high": "height", "far": "distance", "old": "age", "big": "size", "tall": "height", "heavy": "weight"}
 LOCATION_WORDS = frozenset({"city", "country", "address", "state", "region", "place", "location"})
 SUBJECT_WORDS = frozenset({"who", "which", "what", "that", "i", "we", "you", "they", "he", "she", "it", "does",
                            "do", "did", "will", "would", "can", "could", "has", "have", "had"})  # fmt: skip
@@ -272,8 +274,11 @@ class Job:
 
         ranked = sorted(attrs.items(), key=rank, reverse=True)
         best = ranked[0]
-        if len(ranked) > 1 and rank(ranked[1])[:4] == rank(best)[:4] and ranked[1][0].entity != best[0].entity:
-            self.penalize(AMBIGUOUS, f"'{best[0].name}' is on several types")
+        if len(ranked) > 1 and rank(ranked[1])[:4] == rank(best)[:4]:
+            if ranked[1][0].entity != best[0].entity:
+                self.penalize(AMBIGUOUS, f"'{best[0].name}' is on several types")
+            else:
+                self.penalize(0.7, f"'{best[0].name}' and '{ranked[1][0].name}' fit the words equally")
         return best
 
     def _pick_rel(self, rels: dict[Element, Link]) -> tuple[Element | None, Link]:
@@ -369,6 +374,8 @@ class Job:
                 agg = "sum"
         elif how == "long":
             focus = self._duration_focus(free)
+        elif how in HOW_HINTS and not free:
+            focus = self._hint_focus(HOW_HINTS[how])
         else:
             focus = self._plain_focus(free, qword)
         implicit = focus is None or focus.start < 0 or focus.element is None
@@ -451,7 +458,7 @@ class Job:
             return None  # a plural noun only: "songs", not "salary" or "weather"
         base = self.anchors[0].entity
         many = sorted({o for _r, d, o in self.vocab.neighbours(base) if d == "in" and o != base})
-        many = [m for m in many if not self._single(m) and not self._junction(m)] or many
+        many = [m for m in many if not self._single(m) and not self._junction(m)]
         if len(many) != 1:
             return None
         self.stray_nouns.remove(word)
@@ -645,10 +652,55 @@ class Job:
             return None
         return Focus(best[1], best[2], min(1.0, best[0]), -1)
 
+    def _agent_focus(self) -> Focus | None:
+        """"Who made plane X" / "who bought order X": the doer of the question's verb, as WordNet derives it
+        (make -> maker -> manufacturer, buy -> buyer -> customer), when the schema names it. Only fields and
+        types reachable from the anchor count; relationships do not (a "director" is not a store manager)."""
+        from agents.query import wordnet
+
+        r = self.r
+        anchors = self.anchor_entities()
+        best: tuple[float, Focus] | None = None
+        for i in r.unconsumed:
+            if i in r.used:
+                continue
+            t = r.tokens[i]
+            for noun, rel in wordnet.related(t.base, ("v",)).items():
+                if rel < wordnet.DERIVED or not noun.endswith(("er", "or", "ar", "ist", "ant", "ent")):
+                    continue
+                for el, lk in self.i.phrases.lookup((noun,)).items():
+                    if el.kind == "rel":
+                        continue
+                    if anchors and min(distance(self.vocab, a, el.entity) for a in anchors) > 2:
+                        continue
+                    score = lk.score * rel
+                    if best is None or score > best[0]:
+                        f = Focus(el.entity, el.name if el.kind == "attr" else None, score, i, el)
+                        best = (score, f)
+                        r.used.add(i)
+        return best[1] if best is not None else None
+
+    def _hint_focus(self, hint: str) -> Focus | None:
+        """"How high is X" -> X's field WordNet relates to "height" (altitude, elevation)."""
+        ents = self.anchor_entities()
+        best: tuple[float, Focus] | None = None
+        for el, lk in self.i.phrases.lookup((hint,)).items():
+            if el.kind != "attr" or (ents and el.entity not in ents):
+                continue
+            if not self.vocab.types[el.entity].attrs[el.name].numeric:
+                continue
+            if best is None or lk.score > best[0]:
+                best = (lk.score, Focus(el.entity, el.name, lk.score, -1, el))
+        return best[1] if best is not None else None
+
     def _person_focus(self) -> Focus | None:
-        """"Who ..." with no type word: the person-like type one relationship away from the anchor."""
+        """"Who ..." with no type word: the doer of the verb when the schema names it, else the person-like
+        type one relationship away from the anchor."""
         if not self.anchors:
             return None
+        agent = self._agent_focus()
+        if agent is not None:
+            return agent
         base = self.anchors[0].entity
         people = []
         for _r, d, other in self.vocab.neighbours(base):
@@ -692,6 +744,8 @@ class Job:
             a = info.attrs[named[0]]
             return Filter(prop=a.name, op=c.op, value=self._convert(a, c)), named[1]  # type: ignore[arg-type]
         kind = "duration" if c.number.seconds is not None else "money" if c.number.unit == "money" else c.hint
+        if kind is None and c.number.unit in LENGTH_UNITS:
+            kind = "distance"
         cands: list[tuple[float, AttrInfo]] = []
         for a in info.attrs.values():
             if not a.measure:

@@ -45,6 +45,10 @@ class _Params:
 
 def _filter(var: str, f: Filter, params: _Params) -> str:
     prop = f"{var}.{ident(f.prop)}"
+    if f.op == "isnull":
+        return f"{prop} IS NULL"
+    if f.op == "notnull":
+        return f"{prop} IS NOT NULL"
     p = params.add(f.value)
     if f.op == "eq":
         return f"{prop} = {p}"

@@ -42,6 +42,10 @@ def _text(v: Any) -> str:
 
 
 def _match(value: Any, f: Filter) -> bool:
+    if f.op == "isnull":
+        return value is None
+    if f.op == "notnull":
+        return value is not None
     if value is None:
         return False
     target = f.value

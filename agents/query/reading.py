@@ -34,6 +34,7 @@ from agents.query.words import (
     DURATION_UNITS,
     FUNCTION_WORDS,
     FUTURE_WORDS,
+    LENGTH_UNITS,
     MONEY_SYMBOLS,
     MONTHS,
     NEGATIONS,
@@ -248,6 +249,8 @@ def _number_at(r: Reading, i: int) -> NumberMention | None:
         unit, seconds, end = nxt, value * DURATION_UNITS[nxt], i + 2
     elif nxt in ("dollars", "dollar", "euros", "euro", "pounds", "usd", "eur") and r.free(i + 1):
         unit, end = "money", i + 2
+    elif nxt in LENGTH_UNITS and r.free(i + 1):
+        unit, end = nxt, i + 2
     return NumberMention(i, end, value, unit, seconds)
 
 

@@ -25,6 +25,9 @@ TIE_EXTRA = 10
 
 
 def superlative(job: Job, op: OpMention) -> Planned:
+    if op.hint == "judged":
+        job.penalize(0.75, f"'{job.r.text(op.start, op.end)}' read as the highest value")
+        op.hint = None
     free = job.free()
     desc = op.kind in ("most", "recent")
     n = op.n or 1

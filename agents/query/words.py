@@ -155,7 +155,10 @@ SUPERLATIVES: dict[str, tuple[str, str | None]] = {
     "oldest": ("asc", "time"), "earliest": ("asc", "time"), "cheapest": ("asc", "money"),
     "fewest": ("asc", None), "least": ("asc", None), "lowest": ("asc", None), "smallest": ("asc", "size"),
     "shortest": ("asc", "duration"), "minimum": ("asc", None), "min": ("asc", None),
+    "worst": ("desc", "judged"), "best": ("desc", "judged"),
 }  # fmt: skip
+LENGTH_UNITS = _set("feet foot ft meters metres meter metre m miles mile mi kilometers kilometres km yards yd "
+                    "inches inch")  # fmt: skip
 RECENT = (("most", "recent"), ("most", "recently"), ("last",))
 OPINION_WORDS = _set("favourite favorite nicest coolest recommend recommended")
 FUTURE_WORDS = _set("will tomorrow forecast forecasts predict predicted prediction projected expect expected "
@@ -167,12 +170,12 @@ NOW_WORDS = _set("today tonight now yesterday")
 
 COMPARATIVES: dict[str, tuple[str, str | None]] = {
     # word -> (operator, measure kind it implies)
-    "more": ("gt", None), "greater": ("gt", None), "higher": ("gt", None), "larger": ("gt", "size"),
+    "more": ("gt", None), "greater": ("gt", None), "higher": ("gt", "height"), "larger": ("gt", "size"),
     "bigger": ("gt", "size"), "over": ("gt", None), "above": ("gt", None), "exceeding": ("gt", None),
     "longer": ("gt", "duration"), "later": ("gt", "time"), "after": ("gt", "time"), "since": ("gte", "time"),
     "heavier": ("gt", "weight"), "taller": ("gt", "height"), "costlier": ("gt", "money"),
     "pricier": ("gt", "money"), "older": ("gt", "age"), "newer": ("lt", "age"), "younger": ("lt", "age"),
-    "less": ("lt", None), "fewer": ("lt", None), "lower": ("lt", None), "smaller": ("lt", "size"),
+    "less": ("lt", None), "fewer": ("lt", None), "lower": ("lt", "height"), "smaller": ("lt", "size"),
     "under": ("lt", None), "below": ("lt", None), "shorter": ("lt", "duration"), "cheaper": ("lt", "money"),
     "earlier": ("lt", "time"), "before": ("lt", "time"), "until": ("lte", "time"), "lighter": ("lt", "weight"),
 }  # fmt: skip

@@ -213,6 +213,9 @@ def _kind(value: Any) -> str:
 
 
 def _filter(b: _Builder, a: str, f: Filter) -> str:
+    if f.op in ("isnull", "notnull"):
+        missing = f"({b.jtype(a, f.prop)} IS NULL OR {b.jtype(a, f.prop)} = 'NULL')"
+        return missing if f.op == "isnull" else f"(NOT {missing})"
     if f.op == "in":
         values = f.value if isinstance(f.value, (list, tuple, set)) else [f.value]
         converted = [to_property(v) for v in values]
