@@ -250,10 +250,10 @@ def flag_filters(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[t
     for m in r.schema:
         if m.start in used_schema:
             continue
-        before = [k for k in range(max(0, m.start - 3), m.start) if k in r.negated and r.low(k) in ("no", "without")]
-        if not before:
+        negs = [k for k in range(max(0, m.start - 3), m.start) if k in r.negated and r.low(k) in ("no", "without")]
+        if not negs:
             continue
-        gap = range(before[-1] + 1, m.start)
+        gap = range(negs[-1] + 1, m.start)
         if any(r.low(k) in ("than", "more", "less") for k in gap):
             continue
         attrs = m.of("attr")

@@ -668,7 +668,12 @@ class Job:
             for noun, rel in wordnet.related(t.base, ("v",)).items():
                 if rel < wordnet.DERIVED or not noun.endswith(("er", "or", "ar", "ist", "ant", "ent")):
                     continue
-                for el, lk in self.i.phrases.lookup((noun,)).items():
+                links = dict(self.i.phrases.lookup((noun,)))
+                for info in self.vocab.types.values():  # "buyer" is a kind of customer
+                    head = info.words[-1] if info.words else ""
+                    if head and wordnet.is_a(noun, head):
+                        links.setdefault(Element("type", info.name, info.name), Link(0.85, "wordnet"))
+                for el, lk in links.items():
                     if el.kind == "rel":
                         continue
                     if anchors and min(distance(self.vocab, a, el.entity) for a in anchors) > 2:

@@ -13,6 +13,8 @@ from agents.query.paths import Step, distance
 from agents.query.plan import NodePattern, QueryPlan, ReturnItem
 from agents.query.vocabulary import DERIVED_VALUE
 
+CONTAINER_PREPS = frozenset({"on", "in", "from", "by", "of", "within", "inside"})
+
 
 def choose_readings(job: Job, target: str) -> list[Anchor]:
     """Each anchor's reading: the designated one, else the one whose type is nearest the target (display
@@ -24,7 +26,10 @@ def choose_readings(job: Job, target: str) -> list[Anchor]:
             continue
         options = [a, *a.alts]
         rank = {"display": 0, "key": 0, "literal": 0, "category": 1, "other": 2}
-        options.sort(key=lambda x: (distance(job.vocab, x.entity, target), rank.get(x.role, 3), -len(x.filters)))
+        # "the tracks on 'Fireball'": a name after a preposition names what holds the target, not the target
+        container = job.r.low(a.start - 1) in CONTAINER_PREPS and all(x.role == "display" for x in options)
+        options.sort(key=lambda x: (container and x.entity == target, distance(job.vocab, x.entity, target),
+                                    rank.get(x.role, 3), -len(x.filters)))  # fmt: skip
         best = options[0]
         rival = options[1]
         if distance(job.vocab, rival.entity, target) == distance(job.vocab, best.entity, target) and rival.entity != best.entity:

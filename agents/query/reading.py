@@ -446,7 +446,17 @@ def read_numbers(r: Reading) -> None:
 
 
 def read_capitalized(r: Reading, index: ValueIndex) -> None:
-    """Runs starting with a capital (or digit) that name stored values exactly (maximal spans win)."""
+    """Runs starting with a capital (or digit) that name stored values exactly (maximal spans win); a run of
+    two or more capitalized words that names one value only with a typo ("Penelope Cronin") is read whole
+    before any of its words alone."""
+    for a, b in _runs(r, lambda t: t.capitalized and t.low not in FUNCTION_WORDS and not t.low.isdigit()):
+        if b - a < 2 or (a == 0 and r.tokens[0].low in OPENERS):
+            continue
+        raw = r.text(a, b)
+        vm = _accept(index.match(raw, fuzzy=True), raw)
+        if vm is not None and (vm.how != "fuzzy" or vm.score >= 0.8):
+            r.values.append(ValueMention(a, b, raw, set(vm.hits), False, vm.score, vm.how))
+            r.take(r.values[-1])
     n = len(r.tokens)
     found: list[ValueMention] = []
     for i in range(n):

@@ -30,7 +30,7 @@ MAX_SENSES = {"n": 3, "v": 3, "a": 2, "r": 1}
 SYNONYM = (0.9, 0.85, 0.8)  # same synset, by the sense's rank
 DERIVED = 0.8  # a derivationally related form: compose <-> composer, rent <-> renter
 DERIVED_SYNONYM = 0.7  # a synonym of that derived form's sense: composer -> (compose, write)
-HYPERNYM = 0.75  # one step up or down: airline -> carrier, singer -> vocalist
+HYPERNYM = 0.0  # one step up or down: airline -> carrier, singer -> vocalist
 SIMILAR = 0.75  # adjectives: "similar to" links
 
 
@@ -214,7 +214,7 @@ def _related(word: str, pos_filter: tuple[str, ...]) -> tuple[tuple[str, float],
                         if rank == 0:
                             for w in other.words[:4]:  # composer -> compose -> write: the derived sense's synonyms
                                 _add(out, w, DERIVED_SYNONYM)
-                elif sym in ("@", "~") and rank == 0:  # not instances: proper names are not synonyms
+                elif sym in ("@", "~") and rank == 0 and HYPERNYM > 0:  # not instances: proper names are not synonyms
                     other = wn.synset(ppos, off)
                     if other is not None:
                         for w in other.words[:3]:
@@ -286,3 +286,25 @@ def wup(a: str, b: str, senses: int = 3) -> float:
                         score = 2.0 * common / (len(p) + len(q))
                         best = max(best, score)
     return best
+
+
+def is_a(word: str, ancestor: str, depth: int = 3, senses: int = 2) -> bool:
+    """Is some first sense of ``word`` a kind of ``ancestor`` within ``depth`` hypernym steps ("buyer" is a
+    "customer", "singer" is a "musician")? One direction only: a kind of, not a sibling."""
+    wn = wordnet()
+    if wn is None:
+        return False
+    targets = set(wn.senses(ancestor, "n")[:senses])
+    if not targets:
+        return False
+    frontier = set(wn.senses(word, "n")[:senses])
+    for _ in range(depth):
+        if frontier & targets:
+            return True
+        nxt: set[int] = set()
+        for off in frontier:
+            ss = wn.synset("n", off)
+            if ss is not None:
+                nxt.update(o for sym, o, p, _s, _d in ss.pointers if sym == "@" and p == "n")
+        frontier = nxt
+    return bool(frontier & targets)

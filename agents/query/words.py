@@ -43,11 +43,21 @@ def forms(word: str) -> frozenset[str]:
     return frozenset(w for w in out if w)
 
 
+@lru_cache(maxsize=65536)
 def base(word: str) -> str:
-    """One canonical base form (the dictionary lemma, else the rule singular)."""
+    """One canonical base form: the dictionary lemma, else the singular a dictionary knows ("movies" -> movie,
+    not "movy"), else the rule singular."""
     low = fold(word)
     lem = _lemma(low)
-    return lem if lem != low else _rule_singular(low)
+    if lem != low:
+        return lem
+    if len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        from contract.lexicon import is_english_word
+
+        for cand in (low[:-1], low[:-3] + "y" if low.endswith("ies") else "", low[:-2] if low.endswith("es") else ""):
+            if cand and is_english_word(cand):
+                return cand
+    return _rule_singular(low)
 
 
 @dataclass(frozen=True)
