@@ -132,7 +132,7 @@ class QueryAgent:
             if llm_answer.route != "abstain" or opts.mode == "llm":
                 return llm_answer
             log.info("LLM planner abstained (%s); the deterministic planner answers", llm_answer.reason)
-        planned = Interpreter(g.vocab, g.values, g.phrases).plan(q)
+        planned = Interpreter(g.vocab, g.values, g.phrases, g.semantic).plan(q)
         if isinstance(planned, Abstain):
             answer = self._fallback(q, g, opts, planned.reason, planned.descriptive)
             if answer.route == "abstain" and planned.unmatched:

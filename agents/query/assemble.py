@@ -84,6 +84,7 @@ class Job:
         self._demote_ops()
         self._designating_strays()
         self._check_unconsumed()
+        self._semantic_strays()
         op = self._operation()
         if op is not None and op.kind in ("most", "least", "recent"):
             from agents.query.superlatives import extreme_value, superlative
@@ -153,6 +154,7 @@ class Job:
         some other way (``stray_nouns``, checked once the focus is known); other words cost more."""
         r = self.r
         self.stray_nouns: list[str] = []
+        self.stray_pos: list[int] = []
         for i in r.unconsumed:
             if i in r.used:
                 continue
@@ -168,6 +170,7 @@ class Job:
                 self.penalize(MODIFIER, f"'{t.text}' heads a compound with a schema word")
             elif noun:
                 self.stray_nouns.append(t.text)
+                self.stray_pos.append(i)
             else:
                 self.penalize(UNCONSUMED, f"'{t.text}' was not used")
 
@@ -188,6 +191,31 @@ class Job:
         starts = {m.start for m in r.schema} | {v.start for v in r.values} | {a.start for a in self.anchors}
         follows = i + 1 >= len(r.tokens) or nxt in OBJECT_LEADS or (i + 1) in starts
         return subject and follows
+
+    def _semantic_strays(self) -> None:
+        """Stray nouns (and runs of them: "staff member") matched by meaning (``semantic.py``): weak evidence
+        that still lets a plan use them."""
+        matcher = self.i.semantic
+        if matcher is None or not self.stray_pos:
+            return
+        runs: list[list[int]] = []
+        for i in self.stray_pos:
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        for run in runs:
+            a, b = run[0], run[-1] + 1
+            got = matcher.match(self.r.text(a, b))
+            if got is None:
+                continue
+            el, score = got
+            self.r.schema.append(SchemaMention(a, b, {el: Link(score, "semantic")}))
+            self.r.schema.sort(key=lambda m: m.start)
+            self.r.used.update(range(a, b))
+            for i in run:
+                self.stray_nouns.remove(self.r.tokens[i].text)
+                self.stray_pos.remove(i)
 
     def check_strays(self, focus: Focus | None, implicit: bool) -> None:
         if not self.stray_nouns:

@@ -18,6 +18,7 @@ from typing import Any
 from agents.query.phrases import PhraseIndex
 from agents.query.phrases import build as build_phrases
 from agents.query.plan import Filter, Hop, NodePattern, QueryPlan, ReturnItem
+from agents.query.semantic import SemanticMatcher
 from agents.query.vocabulary import (
     ValueHit,
     ValueIndex,
@@ -127,6 +128,7 @@ class Grounding:
         self.vocab = Vocabulary(contract)
         self.values = graph_values(self.vocab, graph)
         self.phrases = schema_phrases(self.vocab)
+        self.semantic = SemanticMatcher(self.vocab)
         self._card: dict[str, Any] | None = None
 
     @property

@@ -22,6 +22,7 @@ from agents.query.anchors import (
 from agents.query.phrases import Element, Link, PhraseIndex
 from agents.query.plan import Filter, QueryPlan
 from agents.query.reading import Reading, SchemaMention, read
+from agents.query.semantic import SemanticMatcher
 from agents.query.value_index import ValueIndex
 from agents.query.vocabulary import Vocabulary
 from agents.query.wordnet import is_word
@@ -72,10 +73,13 @@ class Focus:
 
 
 class Interpreter:
-    def __init__(self, vocab: Vocabulary, values: ValueIndex, phrases: PhraseIndex) -> None:
+    def __init__(
+        self, vocab: Vocabulary, values: ValueIndex, phrases: PhraseIndex, semantic: SemanticMatcher | None = None
+    ) -> None:
         self.vocab = vocab
         self.values = values
         self.phrases = phrases
+        self.semantic = semantic
 
     def key_of(self, entity: str) -> tuple[str, str] | None:
         info = self.vocab.types.get(entity)
