@@ -723,7 +723,8 @@ class Job:
             if not self.vocab.types[el.entity].attrs[el.name].numeric:
                 continue
             if best is None or lk.score > best[0]:
-                best = (lk.score, Focus(el.entity, el.name, lk.score, -1, el))
+                at = next((t.index for t in self.r.tokens if t.low in HOW_HINTS), 0)
+                best = (lk.score, Focus(el.entity, el.name, lk.score, at, el))
         return best[1] if best is not None else None
 
     def _person_focus(self) -> Focus | None:
@@ -777,8 +778,9 @@ class Job:
             a = info.attrs[named[0]]
             return Filter(prop=a.name, op=c.op, value=self._convert(a, c)), named[1]  # type: ignore[arg-type]
         kind = "duration" if c.number.seconds is not None else "money" if c.number.unit == "money" else c.hint
-        if kind is None and c.number.unit in LENGTH_UNITS:
-            kind = "distance"
+        hints = [kind] if kind is not None else []
+        if c.number.unit in LENGTH_UNITS:
+            hints += [h for h in ("height", "altitude", "elevation", "distance", "length") if h != kind]
         cands: list[tuple[float, AttrInfo]] = []
         for a in info.attrs.values():
             if not a.measure:
@@ -787,11 +789,9 @@ class Job:
                 s = _duration_fit(a)
             elif kind == "money":
                 s = 1.0 if a.money else 0.0
-            elif kind is not None:
-                s = max((lk.score for e, lk in self.i.phrases.lookup((kind,)).items()
-                         if e.kind == "attr" and e.entity == entity and e.name == a.name), default=0.0)  # fmt: skip
             else:
-                s = 0.0
+                s = max((lk.score for h in hints for e, lk in self.i.phrases.lookup((h,)).items()
+                         if e.kind == "attr" and e.entity == entity and e.name == a.name), default=0.0)  # fmt: skip
             if s > 0:
                 cands.append((s, a))
         if not cands:

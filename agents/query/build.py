@@ -10,9 +10,11 @@ from agents.query.anchors import Anchor
 from agents.query.assemble import AMBIGUOUS, Job, hops_of, route
 from agents.query.interpret import Decline, Focus, Planned
 from agents.query.paths import Step, distance
-from agents.query.plan import NodePattern, QueryPlan, ReturnItem
+from agents.query.plan import NodePattern, OrderBy, QueryPlan, ReturnItem
 from agents.query.vocabulary import DERIVED_VALUE
 
+MAX_ROWS = 1000
+"""Rows a list question reads at most (its answer shows the first ``answer.MAX_LIST`` values)."""
 CONTAINER_PREPS = frozenset({"on", "in", "from", "by", "of", "within", "inside"})
 
 
@@ -146,6 +148,10 @@ def build_plan(job: Job, focus: Focus, agg: str | None) -> Planned:
     single = _single_result(job, anchors, steps, target, tindex)
     kind = "lookup" if not steps else "traverse"
     plan = QueryPlan(kind=kind, start=nodes[0], hops=hops, returns=returns, cite=cite)  # type: ignore[arg-type]
+    if not single:
+        # a list: bounded, in a stable order (an answer shows at most MAX_LIST values anyway)
+        plan.limit = MAX_ROWS
+        plan.order_by = OrderBy(var=tvar, prop=returns[0].prop, desc=False) if returns[0].prop else None
     return Planned(plan, [r.alias for r in returns], kind, round(job.conf, 3), single, job.notes,
                    unmatched=job.unmatched())  # fmt: skip
 

@@ -44,9 +44,15 @@ def _distinct(contract: Contract, source: str, attr: str) -> int | None:
     return spec.distinct if spec else None
 
 
+MAX_FIELD_VALUES = 50_000
+"""Fields with more distinct values than this are not put in the value dictionary (comments, ids, free text):
+reading them would cost more than a question may take, and nobody names a row by such a value."""
+
+
 def graph_values(vocab: Vocabulary, graph: GraphStore | None) -> ValueIndex:
     """Value dictionary from every indexable attribute in the graph (plus first+last names), or from the profiles
-    when there is no graph or it cannot answer."""
+    when there is no graph or it cannot answer. One distinct-values query per field (``GraphStore.distinct_values``),
+    fields of more than ``MAX_FIELD_VALUES`` values skipped."""
     if graph is None:
         return profile_values(vocab)
     index = ValueIndex()
@@ -55,28 +61,16 @@ def graph_values(vocab: Vocabulary, graph: GraphStore | None) -> ValueIndex:
             for attr in info.attrs.values():
                 if not indexable(attr):
                     continue
-                role = role_of(info, attr, _distinct(vocab.contract, info.source, attr.name))
-                plan = QueryPlan(
-                    kind="list",
-                    start=NodePattern(var="n0", label=info.name),
-                    returns=[ReturnItem(var="n0", prop=attr.name, alias="v")],
-                )
-                for row in graph.run_plan(plan):
-                    v = row.values.get("v")
+                distinct = _distinct(vocab.contract, info.source, attr.name)
+                if distinct is not None and distinct > MAX_FIELD_VALUES and attr.name not in info.display:
+                    continue
+                role = role_of(info, attr, distinct)
+                for (v,) in graph.distinct_values(info.name, [attr.name], MAX_FIELD_VALUES + 1):
                     if isinstance(v, str) and v.strip():
                         index.add(v, ValueHit(info.name, ((attr.name, v),), role))
             if len(info.display) == 2:
                 first, last = info.display
-                plan = QueryPlan(
-                    kind="list",
-                    start=NodePattern(var="n0", label=info.name),
-                    returns=[
-                        ReturnItem(var="n0", prop=first, alias="f"),
-                        ReturnItem(var="n0", prop=last, alias="l"),
-                    ],
-                )
-                for row in graph.run_plan(plan):
-                    f, last_v = row.values.get("f"), row.values.get("l")
+                for f, last_v in graph.distinct_values(info.name, [first, last], MAX_FIELD_VALUES + 1):
                     if isinstance(f, str) and isinstance(last_v, str):
                         index.add(f"{f} {last_v}", ValueHit(info.name, ((first, f), (last, last_v)), "display"))
     except Exception as exc:

@@ -185,6 +185,18 @@ class MemoryGraphStore(GraphStore):
             out.extend(self.nodes[nid].records.values())
         return out
 
+    def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
+        out: dict[str, tuple[Any, ...]] = {}
+        for nid in self.by_label.get(label, []):
+            got = self.nodes[nid].props
+            vals = tuple(got.get(p) for p in props)
+            if any(v is None for v in vals):
+                continue
+            out.setdefault(repr(vals), vals)
+            if len(out) >= limit:
+                break
+        return list(out.values())
+
     def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
         bindings = self._bindings(plan)
         aggs = [r for r in plan.returns if r.agg is not None]

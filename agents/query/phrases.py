@@ -59,6 +59,25 @@ class PhraseIndex:
     phrases: dict[tuple[str, ...], dict[Element, Link]] = field(default_factory=dict)
     words: set[str] = field(default_factory=set)  # every word of every phrase (for typo repair)
     max_len: int = 1
+    stems: dict[str, set[Element]] = field(default_factory=dict)  # short name parts ("temp", "dewp", "visib")
+
+    def truncations(self, words: list[str]) -> dict[Element, Link]:
+        """Fields whose short name is these words cut short: "temperature" -> temp, "visibility" -> visib,
+        "dew point" -> dewp (the first word whole, the second's first letters)."""
+        out: dict[Element, Link] = {}
+        if not words or any(len(w) < 2 for w in words):
+            return out
+        for stem, elements in self.stems.items():
+            if len(words) == 1:
+                w = words[0]
+                ok = len(w) > len(stem) >= 3 and w.startswith(stem) and len(stem) >= 0.35 * len(w)
+            else:
+                w1, w2 = words[0], words[1]
+                ok = stem.startswith(w1) and len(stem) > len(w1) and w2.startswith(stem[len(w1) :])
+            if ok:
+                for el in elements:
+                    out[el] = Link(TRUNCATION, "truncation")
+        return out
 
     def add(self, words: Iterable[str], element: Element, score: float, how: str, inverse: bool = False) -> None:
         key = tuple(base(w) for w in words if w)
@@ -115,6 +134,8 @@ GENERIC_HEADS = ("address", "number", "name", "code", "value", "amount", "date",
 """Nouns people add after a field's name without changing what it is: "email address", "phone number"."""
 
 
+TRUNCATION = 0.8
+"""A field named by cutting a word short ("temp" for temperature): fair evidence, below a spelled-out name."""
 MODIFIER_ONLY = 0.75
 """The first word of "<word> name/number/date" alone ("contact" for ContactName): fair evidence, when that word
 starts no other field of the type."""
@@ -157,6 +178,10 @@ def build(contract_entities: list[tuple[str, str, list[str]]], rels: list[tuple[
             if len(words) == 2 and words[-1] in GENERIC_HEADS:
                 firsts[base(words[0])] = firsts.get(base(words[0]), 0) + 1
         for attr in attrs:
+            parts = split_identifier(attr)
+            for part in {*parts, "".join(parts)}:
+                if len(part) >= 3 and part.isalpha() and part not in FUNCTION_WORDS and part not in SHORT_WORDS:
+                    index.stems.setdefault(part, set()).add(Element("attr", entity, attr))
             forms = surface_forms(attr, owner=entity)
             _add_forms(index, forms, Element("attr", entity, attr), expand)
             _add_heads(index, forms, Element("attr", entity, attr), type_words, firsts)

@@ -405,9 +405,9 @@ def read_closed_class(r: Reading) -> None:
     for i in range(n):
         if not r.free(i):
             continue
-        if lows[i] in ("noon", "midday", "midnight"):
+        if lows[i] in ("noon", "midday", "midnight") and i > 0 and lows[i - 1] in ("at", "by", "before", "after"):
             hour = 0 if lows[i] == "midnight" else 12
-            start = i - 1 if i > 0 and lows[i - 1] == "at" else i
+            start = i - 1
             _attach_hour(r, hour, start, i + 1)
             continue
         m = CLOCK.match(lows[i])
@@ -445,17 +445,23 @@ def read_numbers(r: Reading) -> None:
 # ------------------------------------------------------------------------------------------------ values
 
 
-def read_capitalized(r: Reading, index: ValueIndex) -> None:
-    """Runs starting with a capital (or digit) that name stored values exactly (maximal spans win); a run of
-    two or more capitalized words that names one value only with a typo ("Penelope Cronin") is read whole
-    before any of its words alone."""
+def read_capitalized(r: Reading, index: ValueIndex, phrases: PhraseIndex) -> None:
+    """Runs starting with a capital (or digit) that name stored values exactly (maximal spans win). A run of
+    two or more capitalized words is read whole first: with a typo ("Penelope Cronin"), or in part without the
+    type word it ends with ("Seattle-Tacoma International Airport" -> "Seattle Tacoma Intl"), before any of
+    its words alone ("International Airport" is also a name)."""
     for a, b in _runs(r, lambda t: t.capitalized and t.low not in FUNCTION_WORDS and not t.low.isdigit()):
         if b - a < 2 or (a == 0 and r.tokens[0].low in OPENERS):
             continue
         raw = r.text(a, b)
         vm = _accept(index.match(raw, fuzzy=True), raw)
+        end = b
+        if vm is None or (vm.how == "fuzzy" and vm.score < 0.8):
+            while end - a > 1 and any(e.kind == "type" for e in phrases.lookup((r.tokens[end - 1].base,))):
+                end -= 1  # the type word stays for the schema reading
+            vm = index.partial(r.text(a, end)) if end - a >= 2 else None
         if vm is not None and (vm.how != "fuzzy" or vm.score >= 0.8):
-            r.values.append(ValueMention(a, b, raw, set(vm.hits), False, vm.score, vm.how))
+            r.values.append(ValueMention(a, end, r.text(a, end), set(vm.hits), False, vm.score, vm.how))
             r.take(r.values[-1])
     n = len(r.tokens)
     found: list[ValueMention] = []
@@ -684,6 +690,22 @@ def read_schema(r: Reading, phrases: PhraseIndex) -> None:
         i += size
 
 
+def read_truncations(r: Reading, phrases: PhraseIndex) -> None:
+    """Words nothing else matched that a field's short name cuts short ("temperature" for ``temp``, "dew
+    point" for ``dewp``): two words first, then one."""
+    n = len(r.tokens)
+    for size in (2, 1):
+        for i in range(n - size + 1):
+            if not r.free(i, i + size) or not all(_content(t) and t.low not in GENERIC_NOUNS for t in r.tokens[i : i + size]):
+                continue
+            links = phrases.truncations([t.low for t in r.tokens[i : i + size]])
+            if links:
+                m = SchemaMention(i, i + size, links)
+                r.schema.append(m)
+                r.take(m)
+    r.schema.sort(key=lambda m: m.start)
+
+
 def read_keys(r: Reading, key_of: Any) -> None:
     """"<type> <number|code>": a type mention followed by a literal its single-column key can hold."""
     for m in list(r.schema):
@@ -730,13 +752,14 @@ def read(question: str, phrases: PhraseIndex, index: ValueIndex, key_of: Any, is
         # the repaired words take part in the closed-class reading ("averge" -> average)
         r.tokens = [_retyped(t, r.typos.get(t.index)) for t in r.tokens]
     read_closed_class(r)
-    read_capitalized(r, index)
+    read_capitalized(r, index, phrases)
     read_lower_values(r, index, 2)
     read_schema(r, phrases)
     read_capitalized_loose(r, index, phrases)
     read_numbers(r)
     read_keys(r, key_of)
     read_loose(r, index, is_word)
+    read_truncations(r, phrases)
     read_unknown(r)
     return r
 

@@ -62,8 +62,9 @@ def norm_value(value: Any) -> str:
 
 
 def ascii_key(value: Any) -> str:
-    """Accent-insensitive key ("Holý" -> "holy", "Pâté chinois" -> "pate chinois")."""
-    return " ".join(_words(fold(anyascii(str(value)))))
+    """Accent- and apostrophe-insensitive key ("Holý" -> "holy", "Pâté chinois" -> "pate chinois", "O'Hare" ->
+    "ohare")."""
+    return " ".join(_words(fold(anyascii(str(value))).replace("'", "").replace("’", "")))
 
 
 @dataclass(frozen=True)

@@ -133,8 +133,9 @@ FUNCTION_WORDS = _set(
     need like please help look list name names some any all each every both either neither only just also ever
     altogether exactly single different distinct various other another same such than then so up out about into
     onto through without within along among via here now currently kindly if whether while because again further
+    above below beneath behind beside besides near next per toward towards upon
     once whole entire overall exact s t d ll ve re and or nor but per across there's what's who's that's let let's
-    make sure recorded listed catalog catalogue directly credited appear appears appeared included represented held
+    sure recorded listed catalog catalogue directly credited appear appears appeared included represented held
     kept located based live lives living lived sit sits stored registered available number count full altogether
     ever anything everything thing things record records entry entries row rows item items data database table"""
 )

@@ -55,6 +55,29 @@ class GraphStore(ABC):
     def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
         """Compile a validated plan to the backend's language (values as parameters) and run it read-only."""
 
+    def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
+        """Distinct combinations of ``props`` over the nodes of ``label`` (nodes missing any of them skipped), at
+        most ``limit``. The value index of the query agent reads names and categories through this; backends
+        override it with one cheap query (this default runs a plan without citations)."""
+        from agents.query.plan import NodePattern, QueryPlan, ReturnItem
+
+        plan = QueryPlan(
+            kind="list",
+            start=NodePattern(var="n0", label=label),
+            returns=[ReturnItem(var="n0", prop=p, alias=f"v{i}") for i, p in enumerate(props)],
+            limit=limit,
+        )
+        out: list[tuple[Any, ...]] = []
+        seen: set[str] = set()
+        for row in self.run_plan(plan):
+            vals = tuple(row.values.get(f"v{i}") for i in range(len(props)))
+            key = repr(vals)
+            if any(v is None for v in vals) or key in seen:
+                continue
+            seen.add(key)
+            out.append(vals)
+        return out
+
     @abstractmethod
     def close(self) -> None: ...
 

@@ -249,6 +249,13 @@ class Neo4jGraphStore(GraphStore):
         )
         return [r.data() for r in records]
 
+    def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
+        cols = ", ".join(f"n.{ident(p)} AS v{i}" for i, p in enumerate(props))
+        notnull = " AND ".join(f"n.{ident(p)} IS NOT NULL" for p in props)
+        rows = self.read(f"MATCH (n:{ident(label)}) WHERE {notnull} RETURN DISTINCT {cols} LIMIT $limit",
+                         {"limit": int(limit)})  # fmt: skip
+        return [tuple(r[f"v{i}"] for i in range(len(props))) for r in rows]
+
     def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
         """Compile to parameterized Cypher (agents.query.cypher) and run it in a read transaction."""
         from agents.query.cypher import compile_plan

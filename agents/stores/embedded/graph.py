@@ -29,7 +29,7 @@ from agents.query.plan import PlanRow, QueryPlan
 from agents.stores.base import GraphStore
 from agents.stores.cypher import to_properties
 from agents.stores.embedded.db import MEMORY, Database, scalar
-from agents.stores.embedded.sql import compile_plan, decode_row
+from agents.stores.embedded.sql import _loads, compile_plan, decode_row, json_pointer
 from agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
 log = logging.getLogger(__name__)
@@ -307,6 +307,18 @@ class EmbeddedGraphStore(GraphStore):
                 return []
             names = [d[0] for d in cur.description]
             return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+
+    def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
+        cols = ", ".join(f"json_extract(props, ${i})" for i in range(len(props)))
+        params: dict[str, Any] = {str(i): json_pointer(p) for i, p in enumerate(props)}
+        params["label"], params["limit"] = label, int(limit)
+        notnull = " AND ".join(f"json_type(props, ${i}) NOT IN ('NULL')" for i in range(len(props)))
+        sql = (
+            f"SELECT DISTINCT {cols} FROM entities WHERE label = $label AND NOT stub AND {notnull} LIMIT $limit"
+        )
+        with self._db.read() as con:
+            rows = con.execute(sql, params).fetchall()
+        return [tuple(_loads(c) for c in r) for r in rows]
 
     def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
         compiled = compile_plan(plan)
