@@ -243,6 +243,8 @@ def flag_filters(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[t
                 continue
             before = r.low(m.start - 1)
             negated = (m.start - 1) in r.negated or before in ("not", "no", "non")
+            if negated:
+                r.used.add(m.start - 1)
             out.append((e, Filter(prop=e.name, value=0 if negated else 1), m.start))
             used_schema.add(m.start)
             break
@@ -262,6 +264,7 @@ def flag_filters(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[t
             if not vocab.types[e.entity].attrs[e.name].boolean:
                 out.append((e, Filter(prop=e.name, op="isnull", value=None), m.start))
                 used_schema.add(m.start)
+                r.used.add(negs[-1])
     # "inactive" / "unavailable": a negating prefix on a flag's name
     for t in r.tokens:
         if not r.free(t.index):

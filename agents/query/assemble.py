@@ -19,7 +19,7 @@ from agents.query.interpret import Decline, Focus, Interpreter, Planned
 from agents.query.paths import Step, best_path, distance
 from agents.query.phrases import Element, Link
 from agents.query.plan import Filter, Hop, NodePattern, QueryPlan, ReturnItem
-from agents.query.reading import CompareMention, OpMention, Reading, SchemaMention
+from agents.query.reading import CompareMention, OpMention, Reading, SchemaMention, ValueMention
 from agents.query.vocabulary import DERIVED_VALUE, DERIVED_WORDS, AttrInfo
 from agents.query.words import (
     DURATION_UNITS,
@@ -76,6 +76,7 @@ class Job:
             raise Decline("the question asks about the future; the data only records what has happened")
         if r.opinion:
             raise Decline("the question asks for an opinion or a recommendation, which the data cannot give")
+        self._modifier_names()
         self.anchors = key_anchors(r, self.used_schema)
         self.anchors += value_anchors(r, self.vocab, self.used_schema)
         self.anchors += literal_anchors(r, self.vocab, self.used_schema)
@@ -94,6 +95,25 @@ class Job:
                 return agg
             return superlative(self, op)
         return self._direct(op)
+
+    def _modifier_names(self) -> None:
+        """A lower-case word right before a type word that names, in part, a record of a related type:
+        "united flights" (United Air Lines Inc.), "delta flights". Weaker than a capitalized name."""
+        r = self.r
+        for i in list(r.unconsumed):
+            if i in r.used:
+                continue
+            nxt = next((m for m in r.schema if m.start == i + 1 and m.of("type")), None)
+            if nxt is None:
+                continue
+            vm = self.i.values.partial(r.tokens[i].text)
+            if vm is None:
+                continue
+            types = {e.entity for e in nxt.of("type")}
+            near = {h for h in vm.hits if any(o in types for _rel, _d, o in self.vocab.neighbours(h.entity))}
+            if near:
+                r.values.append(ValueMention(i, i + 1, r.tokens[i].text, near, False, vm.score * 0.85, vm.how))
+                r.used.add(i)
 
     def _demote_ops(self) -> None:
         """An operation word that is a field's name, used as a noun ("a total above $15", "the largest single
@@ -693,9 +713,8 @@ class Job:
             if i in r.used:
                 continue
             t = r.tokens[i]
-            for noun, rel in wordnet.related(t.base, ("v",)).items():
-                if rel < wordnet.DERIVED or not noun.endswith(("er", "or", "ar", "ist", "ant", "ent")):
-                    continue
+            for noun in wordnet.agent_nouns(t.base):
+                rel = wordnet.DERIVED
                 links = dict(self.i.phrases.lookup((noun,)))
                 for info in self.vocab.types.values():  # "buyer" is a kind of customer
                     head = info.words[-1] if info.words else ""

@@ -339,8 +339,7 @@ def read_closed_class(r: Reading) -> None:
             i = end
             continue
         if w in NEGATIONS:
-            r.negated.add(i)
-            r.used.add(i)
+            r.negated.add(i)  # not taken: "no" may be part of a name ("ord no", "flight no")
         i += 1
     # "how long" / "how old" / "how much"
     for i in range(n - 1):

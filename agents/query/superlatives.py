@@ -181,7 +181,7 @@ def _ordered(job: Job, focus: Focus, measure: AttrInfo, desc: bool, n: int, out:
     tv = nodes[tindex].var
     info = job.vocab.types[target]
     shown = [out[1]] if out is not None else info.display
-    if out is None and all(info.attrs[p].identifier for p in shown if p in info.attrs):
+    if out is None and not measure.temporal and all(info.attrs[p].identifier for p in shown if p in info.attrs):
         shown = [measure.name]  # "the smallest payment": a type named by its id only is answered by the measure
     returns = [ReturnItem(var=tv, prop=p, alias=f"v{i}") for i, p in enumerate(shown)]
     returns.append(ReturnItem(var=tv, prop=measure.name, alias="score"))

@@ -308,3 +308,32 @@ def is_a(word: str, ancestor: str, depth: int = 3, senses: int = 2) -> bool:
                 nxt.update(o for sym, o, p, _s, _d in ss.pointers if sym == "@" and p == "n")
         frontier = nxt
     return bool(frontier & targets)
+
+
+AGENT_SUFFIXES = ("er", "or", "ar", "ist", "ant", "ent", "ee")
+
+
+@lru_cache(maxsize=16384)
+def agent_nouns(verb: str, senses: int = 8) -> tuple[str, ...]:
+    """The nouns WordNet derives from a verb that name its doer ("make" -> maker, "buy" -> buyer, "sing" ->
+    singer), over the verb's first ``senses`` senses, most frequent sense first."""
+    wn = wordnet()
+    if wn is None:
+        return ()
+    low = verb.strip().lower()
+    out: list[str] = []
+    for offset in wn.senses(low, "v")[:senses]:
+        ss = wn.synset("v", offset)
+        if ss is None:
+            continue
+        me = ss.words.index(low) + 1 if low in ss.words else 0
+        for sym, off, ppos, src, dst in ss.pointers:
+            if sym != "+" or ppos != "n" or (src not in (0, me)):
+                continue
+            other = wn.synset("n", off)
+            if other is None:
+                continue
+            for w in other.words if dst == 0 else other.words[dst - 1 : dst]:
+                if w.endswith(AGENT_SUFFIXES) and " " not in w and w not in out:
+                    out.append(w)
+    return tuple(out)
