@@ -17,6 +17,7 @@ import logging
 import threading
 import time
 import unicodedata
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel
@@ -59,7 +60,9 @@ class QueryAgent:
         embedder: Embedder | None = None,
         collection: str | None = None,
         llm: LLMPlanner | None = None,
+        cache_dir: Path | None = None,
     ) -> None:
+        self.cache_dir = cache_dir  # where the grounding of a contract version may be kept across processes
         self.graph = graph
         self.vectors = vectors
         self.embedder = embedder
@@ -86,7 +89,7 @@ class QueryAgent:
     def grounding(self) -> Grounding:
         with self._lock:
             if self._grounding is None:
-                self._grounding = Grounding(self._contract, self.graph)
+                self._grounding = Grounding.cached(self._contract, self.graph, self.cache_dir)
             return self._grounding
 
     def refresh_values(self) -> None:

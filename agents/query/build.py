@@ -145,7 +145,7 @@ def build_plan(job: Job, focus: Focus, agg: str | None) -> Planned:
         return Planned(plan, ["agg"], "aggregate", round(job.conf, 3), True, job.notes, unmatched=job.unmatched())
     shown = [focus.attr] if focus.attr is not None else info.display
     returns = [item(job, tvar, target, p, None, f"v{i}") for i, p in enumerate(shown)]
-    single = _single_result(job, anchors, steps, target, tindex)
+    single = _single_result(job, anchors, steps, target, tindex) or _asks_for_one(job, focus)
     kind = "lookup" if not steps else "traverse"
     plan = QueryPlan(kind=kind, start=nodes[0], hops=hops, returns=returns, cite=cite)  # type: ignore[arg-type]
     if not single:
@@ -154,6 +154,16 @@ def build_plan(job: Job, focus: Focus, agg: str | None) -> Planned:
         plan.order_by = OrderBy(var=tvar, prop=returns[0].prop, desc=False) if returns[0].prop else None
     return Planned(plan, [r.alias for r in returns], kind, round(job.conf, 3), single, job.notes,
                    unmatched=job.unmatched())  # fmt: skip
+
+
+def _asks_for_one(job: Job, focus: Focus) -> bool:
+    """"What is the FAA code of ...", "what's the name of ...": a field asked for in the singular expects one
+    value (several values then say the question was not pinned down)."""
+    r = job.r
+    words = [t.low for t in r.tokens[:3]]
+    singular = words[:2] in (["what", "is"], ["what", "was"], ["who", "is"], ["who", "was"]) or words[:1] in (
+        ["what's"], ["whats"])
+    return singular and focus.attr is not None and not any(t.low in ("all", "every", "each") for t in r.tokens)
 
 
 def _single_result(job: Job, anchors: list[Anchor], steps: list[Step], target: str, tindex: int) -> bool:

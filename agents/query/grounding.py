@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import logging
+import pickle
+from pathlib import Path
 from typing import Any
 
 from agents.query.phrases import PhraseIndex
@@ -44,6 +46,8 @@ def _distinct(contract: Contract, source: str, attr: str) -> int | None:
     return spec.distinct if spec else None
 
 
+CACHE_FORMAT = 1
+"""Bumped whenever what the grounding cache holds changes shape."""
 MAX_FIELD_VALUES = 50_000
 """Fields with more distinct values than this are not put in the value dictionary (comments, ids, free text):
 reading them would cost more than a question may take, and nobody names a row by such a value."""
@@ -116,14 +120,53 @@ def _example_plans(vocab: Vocabulary, entity: str) -> list[QueryPlan]:
 class Grounding:
     """Schema card and value dictionary for one contract version; entity search and expansion live."""
 
-    def __init__(self, contract: Contract, graph: GraphStore | None) -> None:
+    def __init__(
+        self,
+        contract: Contract,
+        graph: GraphStore | None,
+        values: ValueIndex | None = None,
+        phrases: PhraseIndex | None = None,
+    ) -> None:
         self.contract = contract
         self.graph = graph
         self.vocab = Vocabulary(contract)
-        self.values = graph_values(self.vocab, graph)
-        self.phrases = schema_phrases(self.vocab)
+        self.values = values if values is not None else graph_values(self.vocab, graph).warm()
+        self.phrases = phrases if phrases is not None else schema_phrases(self.vocab)
         self.semantic = SemanticMatcher(self.vocab)
         self._card: dict[str, Any] | None = None
+
+    # -- a cache across processes (esc ask in a new process each time) ------------------------------------------
+    @classmethod
+    def cached(cls, contract: Contract, graph: GraphStore | None, folder: Path | None) -> Grounding:
+        """The grounding of this contract version and this state of the graph, read from ``folder`` when an
+        earlier process wrote it there, else built (and written). Only for graphs that can say when their data
+        changed (``GraphStore.generation``); the file name carries the contract's content hash and that number,
+        so a stale file is never read."""
+        gen = graph.generation() if graph is not None else None
+        if folder is None or gen is None:
+            return cls(contract, graph)
+        name = f"grounding-v{contract.version}-{contract.content_hash[:16] or 'nohash'}-g{gen}-f{CACHE_FORMAT}.pickle"
+        path = folder / name
+        if path.is_file():
+            try:
+                with path.open("rb") as fh:
+                    values, phrases = pickle.load(fh)
+                if isinstance(values, ValueIndex) and isinstance(phrases, PhraseIndex):
+                    return cls(contract, graph, values, phrases)
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError) as exc:
+                log.info("grounding cache %s unreadable (%s); rebuilding", path, exc)
+        built = cls(contract, graph)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            for old in folder.glob("grounding-*.pickle"):
+                old.unlink(missing_ok=True)
+            tmp = path.with_suffix(".tmp")
+            with tmp.open("wb") as fh:
+                pickle.dump((built.values, built.phrases), fh, protocol=pickle.HIGHEST_PROTOCOL)
+            tmp.replace(path)
+        except OSError as exc:
+            log.info("grounding cache not written to %s: %s", folder, exc)
+        return built
 
     @property
     def version(self) -> int:

@@ -27,7 +27,6 @@ from agents.query.value_index import ValueIndex
 from agents.query.vocabulary import Vocabulary
 from agents.query.wordnet import is_word
 from agents.query.words import PERSON_QUESTION
-from contract.lexicon import is_english_word
 
 DESCRIPTIVE_OPENERS = frozenset({"why", "explain", "describe", "summarize", "summarise", "discuss"})
 UNCONSUMED_PENALTY = 0.55
@@ -106,6 +105,8 @@ class Interpreter:
 
 
 def _is_word(word: str) -> bool:
+    from agents.query.reading import is_english_word
+
     return is_english_word(word) or is_word(word)
 
 

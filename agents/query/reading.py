@@ -52,7 +52,6 @@ from agents.query.words import (
     base,
     tokenize,
 )
-from contract.lexicon import is_english_word
 
 GENERIC_NOUNS = frozenset({"item", "items", "thing", "things", "entry", "entries", "record", "records", "row",
                            "rows", "one", "ones", "entity", "entities", "object", "objects", "person", "people",
@@ -560,6 +559,19 @@ def _runs(r: Reading, ok: Any) -> list[tuple[int, int]]:
         out.append((i, last))
         i = last
     return out
+
+
+def is_english_word(word: str) -> bool:
+    """A word of the English dictionary (WordNet, through its base form): "united" and "delta" are, "jetblue"
+    and "aerosmtih" are not."""
+    from agents.query.wordnet import common_word, wordnet
+
+    if wordnet() is None:
+        from contract.lexicon import is_english_word as lexicon_word
+
+        return lexicon_word(word)
+    low = word.lower()
+    return low.isalpha() and (common_word(low) or common_word(base(low)))
 
 
 def _single_word_value(t: Token, vm: ValueMatch, is_word: Any) -> bool:

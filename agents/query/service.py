@@ -25,6 +25,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -95,7 +96,9 @@ class QueryService:
         collection: str | None = None,
         llm: LLMPlanner | None = None,
         values_ttl_s: float = VALUES_TTL_S,
+        cache_dir: Path | None = None,
     ) -> None:
+        self._cache_dir = cache_dir
         self._graph_factory = graph
         self._vectors_factory = vectors
         self._embedder = embedder
@@ -121,6 +124,7 @@ class QueryService:
         collection: str | None = None,
         llm: LLMPlanner | None = None,
         use_vectors: bool = True,
+        cache_dir: Path | None = None,
     ) -> QueryService:
         """A service over the stack stores in ``settings`` (Neo4j, Weaviate collection of ``settings.app_id``),
         created lazily, or over the stores given. The LLM planner is on when ``ESC_LLM_BASE_URL`` is set."""
@@ -147,6 +151,7 @@ class QueryService:
             embedder,
             collection or _collection_name(settings.app_id),
             llm,
+            cache_dir=cache_dir,
         )
 
     # -- contract ---------------------------------------------------------------------------------------------
@@ -192,7 +197,9 @@ class QueryService:
                     return f"the graph store is unavailable: {exc}"[:300]
                 if graph is not None:
                     self._opened.append(graph)
-                agent = QueryAgent(contract, graph, None, self._embedder, self._collection, self._llm)
+                agent = QueryAgent(
+                    contract, graph, None, self._embedder, self._collection, self._llm, cache_dir=self._cache_dir
+                )
                 self._agent = agent
                 self._values_at = time.monotonic()
             self._attach_vectors(agent)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import unicodedata
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from anyascii import anyascii
 from rapidfuzz import fuzz, process
@@ -67,8 +67,9 @@ def ascii_key(value: Any) -> str:
     return " ".join(_words(fold(anyascii(str(value))).replace("'", "").replace("’", "")))
 
 
-@dataclass(frozen=True)
-class ValueHit:
+class ValueHit(NamedTuple):
+    """Where a value occurs (a tuple, so that a cached value index of tens of thousands loads fast)."""
+
     entity: str
     values: tuple[tuple[str, Any], ...]  # (attribute, stored value), one pair or first+last name
     role: str  # "display" (names an entity), "category", "other"
@@ -192,6 +193,15 @@ class ValueIndex:
         if len(keep) > 1:
             score = round(score * 0.9, 3)
         return ValueMatch(sorted(keys)[0], hits, score, "partial")
+
+    def warm(self) -> ValueIndex:
+        """Build every derived index now (before a cache is written, or before the first question)."""
+        self._ascii_index()
+        self._length_buckets()
+        self._squeezed_index()
+        self._alias_index()
+        self._word_index()
+        return self
 
     def _gather(self, keys: set[str]) -> frozenset[ValueHit]:
         return frozenset(h for k in keys for h in self.hits.get(k, ()))

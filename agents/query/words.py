@@ -37,27 +37,53 @@ def _rule_singular(w: str) -> str:
 
 @lru_cache(maxsize=65536)
 def forms(word: str) -> frozenset[str]:
-    """The base forms a word may stand for: itself, its dictionary lemma, a rule singular ("movies" -> movie)."""
+    """The base forms a word may stand for: itself, its base form, a rule singular ("movies" -> movie)."""
     low = fold(word)
-    out = {low, _lemma(low), _rule_singular(low)}
+    out = {low, base(low), _rule_singular(low)}
     return frozenset(w for w in out if w)
 
 
 @lru_cache(maxsize=65536)
 def base(word: str) -> str:
-    """One canonical base form: the dictionary lemma, else the singular a dictionary knows ("movies" -> movie,
-    not "movy"), else the rule singular."""
-    low = fold(word)
-    lem = _lemma(low)
-    if lem != low:
-        return lem
-    if len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is")):
-        from contract.lexicon import is_english_word
+    """One canonical base form from WordNet's morphology (no dictionary load, microseconds a word): irregular
+    verbs ("was" -> be, "sang" -> sing), then suffix rules whose result WordNet lists (verbs before nouns for
+    -s: "does" -> do, "customers" -> customer; -ed/-ing with doubled consonants: "shipped" -> ship), then
+    irregular nouns ("children" -> child), else the word, or its rule singular when WordNet does not know it.
+    Question words and schema phrases go through the same function, so their forms meet."""
+    from agents.query.wordnet import exception, has_sense, wordnet
 
-        for cand in (low[:-1], low[:-3] + "y" if low.endswith("ies") else "", low[:-2] if low.endswith("es") else ""):
-            if cand and is_english_word(cand):
-                return cand
+    low = fold(word)
+    if len(low) <= 2 or not low.replace("-", "").isalpha():
+        return low
+    if wordnet() is None:
+        lem = _lemma(low)
+        return lem if lem != low else _rule_singular(low)
+    got = exception(low, "v")
+    if got is not None:
+        return got
+    if low.endswith("s") and not low.endswith(("ss", "us", "is")):
+        for pos, rules in (("v", _S_VERB), ("n", _S_NOUN)):
+            for suffix, repl in rules:
+                cand = low[: len(low) - len(suffix)] + repl
+                if low.endswith(suffix) and len(cand) >= 2 and has_sense(cand, pos):
+                    return cand
+    for suffix in ("ed", "ing"):
+        if low.endswith(suffix) and len(low) > len(suffix) + 2:
+            stem = low[: -len(suffix)]
+            for cand in (stem + "e", stem, stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else "",
+                         stem[:-1] + "y" if stem.endswith("i") else ""):  # fmt: skip
+                if cand and has_sense(cand, "v"):
+                    return cand
+    got = exception(low, "n") or exception(low, "a")
+    if got is not None:
+        return got
+    if has_sense(low, "n") or has_sense(low, "v") or has_sense(low, "a"):
+        return low
     return _rule_singular(low)
+
+
+_S_VERB = (("ies", "y"), ("s", ""), ("es", ""))
+_S_NOUN = (("ies", "y"), ("ches", "ch"), ("shes", "sh"), ("xes", "x"), ("ses", "s"), ("zes", "z"), ("s", ""))
 
 
 @dataclass(frozen=True)

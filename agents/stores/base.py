@@ -55,6 +55,11 @@ class GraphStore(ABC):
     def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
         """Compile a validated plan to the backend's language (values as parameters) and run it read-only."""
 
+    def generation(self) -> int | None:
+        """A number that changes whenever the graph's data does, or None when the backend cannot tell (then
+        nothing derived from the data is cached across processes)."""
+        return None
+
     def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
         """Distinct combinations of ``props`` over the nodes of ``label`` (nodes missing any of them skipped), at
         most ``limit``. The value index of the query agent reads names and categories through this; backends

@@ -160,11 +160,11 @@ def _ask_embedded(settings: Settings, question: str, options: Any) -> dict[str, 
                 f"no contract in {settings.state_dir / 'inprocess'} yet: run `esc ingest DIR --embedded` first"
             )
         from agents.embedding import get_embedder
-        from streams.runtime.inprocess import collection_for
+        from streams.runtime.names import collection_for
 
         service = QueryService.create(
             settings, graph=graph, vectors=vectors, embedder=LazyEmbedder(get_embedder),
-            collection=collection_for(settings.app_id),
+            collection=collection_for(settings.app_id), cache_dir=settings.state_dir / "inprocess" / "grounding",
         )  # fmt: skip
         service.on_contract(contract)
         return service.ask(question, options).model_dump(mode="json")

@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -58,6 +57,7 @@ from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter
 from streams.runtime.inprocess_bus import InProcessBus, RecordLog
+from streams.runtime.names import collection_for
 from streams.schema_events import latest_key
 
 __all__ = [
@@ -81,13 +81,6 @@ STATE_VERSION = 2
 PROFILES = "profiles"  # the internal profile-updates topic, as faust_app names it: <prefix>.profiles
 INGEST_SETTLE = 0.05  # seconds a file must be unchanged before a one-shot ingest reads it
 MAX_REASONS = 20
-
-
-def collection_for(app_id: str) -> str:
-    """The vector collection name, as the Kafka runtime names it (agents.stores.weaviate.collection_name, which
-    cannot be imported without the Weaviate client)."""
-    cleaned = re.sub(r"[^0-9A-Za-z_]", "_", app_id) or "Esc"
-    return "EscText_" + cleaned if not cleaned[0].isalpha() else cleaned[0].upper() + cleaned[1:] + "Text"
 
 
 def state_folder(state_dir: Path) -> Path:

@@ -93,6 +93,13 @@ def _dumps(props: dict[str, Any]) -> str:
     return json.dumps(props, ensure_ascii=False, separators=(",", ":"))
 
 
+def _bump(con: Any) -> None:
+    con.execute(
+        "INSERT INTO esc_meta VALUES ('generation', '1') ON CONFLICT (k) DO UPDATE "
+        "SET v = CAST(CAST(esc_meta.v AS BIGINT) + 1 AS VARCHAR)"
+    )
+
+
 class EmbeddedGraphStore(GraphStore):
     """``path`` is a DuckDB file (created with its folder) or ``":memory:"``."""
 
@@ -174,6 +181,7 @@ class EmbeddedGraphStore(GraphStore):
         )
         derived = pa.table({"eid": pa.array([e for e, _ in links], pa.int64()), "sid": [s for _, s in links]})
         with self._db.write() as con:
+            _bump(con)
             con.register("esc_batch", batch)
             con.register("esc_recs", recs)
             con.register("esc_derived", derived)
@@ -241,6 +249,7 @@ class EmbeddedGraphStore(GraphStore):
             }
         )
         with self._db.write() as con:
+            _bump(con)
             con.register("esc_edges", batch)
             con.register("esc_targets", targets)
             try:
@@ -266,6 +275,7 @@ class EmbeddedGraphStore(GraphStore):
         if not sids:
             return 0
         with self._db.write() as con:
+            _bump(con)
             con.execute(
                 "CREATE OR REPLACE TEMP TABLE esc_orphans AS "
                 "SELECT DISTINCT d.eid FROM derived_from d WHERE list_contains($sids, d.sid) "
@@ -308,11 +318,17 @@ class EmbeddedGraphStore(GraphStore):
             names = [d[0] for d in cur.description]
             return [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
 
+    def generation(self) -> int | None:
+        """A number that changes with every write (so a reader can tell its cached view is stale)."""
+        with self._db.read() as con:
+            v = scalar(con, "SELECT v FROM esc_meta WHERE k = 'generation'")
+        return int(v) if v is not None else 0
+
     def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
-        cols = ", ".join(f"json_extract(props, ${i})" for i in range(len(props)))
-        params: dict[str, Any] = {str(i): json_pointer(p) for i, p in enumerate(props)}
+        cols = ", ".join(f"json_extract(props, $p{i})" for i in range(len(props)))
+        params: dict[str, Any] = {f"p{i}": json_pointer(p) for i, p in enumerate(props)}
         params["label"], params["limit"] = label, int(limit)
-        notnull = " AND ".join(f"json_type(props, ${i}) NOT IN ('NULL')" for i in range(len(props)))
+        notnull = " AND ".join(f"coalesce(json_type(props, $p{i}), 'NULL') <> 'NULL'" for i in range(len(props)))
         sql = (
             f"SELECT DISTINCT {cols} FROM entities WHERE label = $label AND NOT stub AND {notnull} LIMIT $limit"
         )

@@ -4,9 +4,6 @@ declined. Every expected answer is computed from the rows below, never typed in.
 
 from __future__ import annotations
 
-import csv
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,47 +12,12 @@ from agents.query.agent import QueryAgent
 from agents.query.memstore import MemoryGraphStore, load_folder
 from contract.discover import discover
 from contract.evolve import evolve
-
-BRANCHES = [
-    {"branch_no": 1, "branch_nm": "Harbour Street", "ctry": "United Kingdom"},
-    {"branch_no": 2, "branch_nm": "Königsallee", "ctry": "Germany"},
-    {"branch_no": 3, "branch_nm": "Rua Augusta", "ctry": "Portugal"},
-]
-CUSTOMERS = [
-    {"cust_id": 10, "cust_name": "Amélie Durand", "phone": "+33 1 40 00 00 01", "branch_no": 1, "acct_bal": 1520.5},
-    {"cust_id": 11, "cust_name": "Björn Larsson", "phone": "+46 8 000 00 02", "branch_no": 2, "acct_bal": 99.0},
-    {"cust_id": 12, "cust_name": "Chidi Okafor", "phone": "+234 1 000 0003", "branch_no": 1, "acct_bal": 7300.25},
-    {"cust_id": 13, "cust_name": "Dana Whitfield", "phone": "+1 212 555 0104", "branch_no": 3, "acct_bal": 7300.25},
-    {"cust_id": 14, "cust_name": "Emeka Nwosu", "phone": "+234 1 000 0005", "branch_no": 3, "acct_bal": 45.75},
-]
-SUPPLIERS = [
-    {"supp_id": 500, "supp_name": "Fjordline Paper", "phone": "+47 22 00 00 01", "ctry": "Norway"},
-    {"supp_id": 501, "supp_name": "Garrison Inks", "phone": "+1 312 555 0190", "ctry": "United States"},
-]
-ORDERS = [
-    {"ord_no": 9001, "cust_id": 10, "supp_id": 500, "qty": 3, "ext_price": 30.0, "ord_dt": "2023-01-15"},
-    {"ord_no": 9002, "cust_id": 10, "supp_id": 501, "qty": 1, "ext_price": 12.5, "ord_dt": "2023-03-02"},
-    {"ord_no": 9003, "cust_id": 11, "supp_id": 500, "qty": 10, "ext_price": 100.0, "ord_dt": "2023-03-20"},
-    {"ord_no": 9004, "cust_id": 12, "supp_id": 501, "qty": 2, "ext_price": 25.0, "ord_dt": "2024-02-11"},
-    {"ord_no": 9005, "cust_id": 12, "supp_id": 500, "qty": 4, "ext_price": 40.0, "ord_dt": "2024-06-30"},
-    {"ord_no": 9006, "cust_id": 13, "supp_id": 501, "qty": 7, "ext_price": 70.0, "ord_dt": "2024-07-04"},
-]
-
-
-def _write_csv(path: Path, rows: list[dict[str, Any]]) -> None:
-    with path.open("w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+from tests.fakes.bank import BRANCHES, CUSTOMERS, ORDERS, SUPPLIERS, write
 
 
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory: pytest.TempPathFactory) -> QueryAgent:
-    root = tmp_path_factory.mktemp("bank")
-    _write_csv(root / "branches.csv", BRANCHES)
-    _write_csv(root / "customers.csv", CUSTOMERS)
-    (root / "suppliers.jsonl").write_text("\n".join(json.dumps(s) for s in SUPPLIERS) + "\n", encoding="utf-8")
-    _write_csv(root / "orders.csv", ORDERS)
+    root = write(tmp_path_factory.mktemp("bank"))
     contract = evolve(None, discover(root).contract)[0]
     graph = MemoryGraphStore()
     load_folder(graph, root, contract)
