@@ -8,6 +8,7 @@ calibration, citations and latency over the relational eval packs (and TAT-QA ev
     .venv/bin/python bench/qa.py --backend neo4j --reset  # Neo4j from ESC_NEO4J_URI / the local stack
     .venv/bin/python bench/qa.py --part tatqa             # TAT-QA evidence recall@5: ours vs vector-only
     .venv/bin/python bench/qa.py --http http://127.0.0.1:6066 --pack chinook   # a running worker (see below)
+    .venv/bin/python bench/qa.py --stack --reset          # each pack through a real worker (esc up) and the stack
     .venv/bin/python bench/qa.py --tpch-sf 0.01           # ask latency on a TPC-H state (no gold answers)
     .venv/bin/python bench/qa.py --check                  # exit 1 when a release threshold is missed
 
@@ -530,8 +531,17 @@ def run_set(state: State, pack: Pack, set_name: str, real: set[tuple[str, str]] 
     return report
 
 
-def run_pack(pack: Pack, backend: str, reset: bool, verbose: bool, http: str | None) -> list[dict[str, Any]]:
+def run_pack(pack: Pack, backend: str, reset: bool, verbose: bool, http: str | None, stack: bool = False
+             ) -> list[dict[str, Any]]:  # fmt: skip
     """Ingest and ground ``pack`` once (unless asking over HTTP) and run each of its question files."""
+    if stack:
+        from _qa_stack import StackPack  # bench/_qa_stack.py, beside this script
+
+        with StackPack(pack.name, pack.drop) as running:
+            state = State(http_asker(running.url), "stack", "esc up (Faust worker, Kafka -> Neo4j), POST /v1/ask",
+                          load_s=running.ingest_s)  # fmt: skip
+            real = record_ids(pack.drop)
+            return [run_set(state, pack, s, real, verbose) for s in pack.sets]
     if http:
         state = State(http_asker(http), "http", f"pre-ingested, asked at {http.rstrip('/')}/v1/ask")
     else:
@@ -800,6 +810,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--tpch-sf", metavar="SF", help="ask latency on TPC-H generated at scale factor SF (e.g. 0.01)"
     )
+    ap.add_argument("--stack", action="store_true",
+                    help="ingest each pack with a real worker (esc up) into the stack and ask over HTTP; needs --reset")  # fmt: skip
     ap.add_argument("--check", action="store_true", help="exit 1 when a release threshold is missed")
     args = ap.parse_args(argv)
     eval_root: Path = args.eval.resolve()
@@ -822,6 +834,10 @@ def main(argv: list[str] | None = None) -> int:
             print_tpch(report)
         return 0
 
+    if args.stack and not args.reset:
+        ap.error("--stack wipes the whole Neo4j graph before each pack; pass --reset to confirm")
+    if args.stack:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
     if args.http and (not args.pack or len(args.pack) != 1):
         ap.error("with --http name the one pack the running ESC has ingested (--pack NAME)")
     if args.part in ("tatqa", "all"):
@@ -850,7 +866,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: skipped ({pack})", file=out)
             continue
         try:
-            pack_reports = run_pack(pack, args.backend, args.reset, args.verbose, args.http)
+            pack_reports = run_pack(pack, args.backend, args.reset, args.verbose, args.http, args.stack)
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as exc:
