@@ -30,7 +30,7 @@ from agents.query.interpret import Abstain, Interpreter
 from agents.query.llm_planner import LLMPlanner
 from agents.query.retrieval import Evidence, RowIndex, Scope, retrieve
 from agents.query.validate import problems
-from agents.query.vector import answer_from_hits, search
+from agents.query.vector import answer_from_hits, content_words, search
 from agents.stores.base import GraphStore, VectorStore
 from contract.model import Contract
 
@@ -137,7 +137,7 @@ class QueryAgent:
             log.info("LLM planner abstained (%s); the deterministic planner answers", llm_answer.reason)
         planned = Interpreter(g.vocab, g.values, g.phrases, g.semantic).plan(q)
         if isinstance(planned, Abstain):
-            answer = self._fallback(q, g, opts, planned.reason, planned.descriptive)
+            answer = self._fallback(q, g, opts, planned.reason, planned.descriptive, planned.names, planned.unmatched)
             if answer.route == "abstain" and planned.unmatched:
                 answer.unmatched = planned.unmatched
             return answer
@@ -167,7 +167,19 @@ class QueryAgent:
                 answer.query = None
         return answer
 
-    def _fallback(self, q: str, g: Grounding, opts: AskOptions, reason: str, descriptive: bool) -> Answer:
+    def _fallback(
+        self,
+        q: str,
+        g: Grounding,
+        opts: AskOptions,
+        reason: str,
+        descriptive: bool,
+        names: list[str] | None = None,
+        unmatched: list[str] | None = None,
+    ) -> Answer:
+        """The vector route for what no structured plan answers. A passage counts as evidence only when it is
+        near enough (``vector.LOW_SIMILARITY``) and mentions the question: every name the data lacks and at least
+        one of the words the plan could not use (else of the question's content words)."""
         vectors, embedder, collection = self.vectors, self.embedder, self.collection
         if (
             opts.vector_fallback
@@ -180,5 +192,9 @@ class QueryAgent:
                 hits = search(vectors, embedder, collection, q)
             except Exception as exc:
                 return Answer.abstain(f"{reason}; vector search failed: {exc}"[:300], g.version)
-            return answer_from_hits(hits, g.version)
+            words = [w for w in (unmatched or []) if w not in (names or [])] or content_words(q)
+            answer = answer_from_hits(hits, g.version, names=names or [], words=words)
+            if answer.route == "abstain":
+                answer.reason = f"{reason}; {answer.reason}"
+            return answer
         return Answer.abstain(reason, g.version)

@@ -73,9 +73,9 @@ class Job:
     def build(self) -> Planned:
         r = self.r
         if r.future:
-            raise Decline("the question asks about the future; the data only records what has happened")
+            raise Decline("the question asks about the future; the data only records what has happened", False)
         if r.opinion:
-            raise Decline("the question asks for an opinion or a recommendation, which the data cannot give")
+            raise Decline("the question asks for an opinion or a recommendation, which the data cannot give", False)
         self._modifier_names()
         self.anchors = key_anchors(r, self.used_schema)
         self.anchors += value_anchors(r, self.vocab, self.used_schema)

@@ -49,12 +49,17 @@ class Planned:
 @dataclass
 class Abstain:
     reason: str
-    descriptive: bool = False  # nothing structured grounds it, but it reads like a text question
+    descriptive: bool = False  # nothing structured grounds it, but text may (the vector route's evidence rules)
     unmatched: list[str] = field(default_factory=list)
+    names: list[str] = field(default_factory=list)  # names the data does not hold: a passage must mention them
 
 
 class Decline(Exception):
-    def __init__(self, reason: str, descriptive: bool = False) -> None:
+    """The structured reading gives up. ``descriptive``: text may still answer it (the vector route tries,
+    under the evidence rules of ``agents.query.vector``); False for questions no data answers (the future,
+    opinions)."""
+
+    def __init__(self, reason: str, descriptive: bool = True) -> None:
         super().__init__(reason)
         self.reason = reason
         self.descriptive = descriptive
@@ -101,7 +106,8 @@ class Interpreter:
         try:
             return job.build()
         except Decline as d:
-            return Abstain(d.reason, d.descriptive, job.unmatched())
+            names = [r.text(a, b) for a, b, _ in r.unknown]
+            return Abstain(d.reason, d.descriptive, job.unmatched(), names)
 
 
 def _is_word(word: str) -> bool:

@@ -53,12 +53,16 @@ def _hit(sim: float) -> dict[str, Any]:
     return {"text": "Revenue grew 5% on new contracts.", "source": "docs", "record_id": "a.txt:1", "similarity": sim}
 
 
-def test_weak_vector_evidence_is_flagged_low_confidence() -> None:
+def test_weak_or_off_topic_vector_evidence_abstains() -> None:
     weak = answer_from_hits([_hit(LOW_SIMILARITY - 0.05)], 3)
-    strong = answer_from_hits([_hit(0.8)], 3)
-    assert weak.route == strong.route == "vector"
-    assert weak.low_confidence and not strong.low_confidence
-    assert weak.confidence < strong.confidence and weak.citations[0].record_id == "a.txt:1"
+    strong = answer_from_hits([_hit(0.8)], 3, words=["revenue"])
+    assert weak.route == "abstain" and "similarity" in (weak.reason or "")
+    assert strong.route == "vector" and strong.citations[0].record_id == "a.txt:1"
+    assert strong.confidence <= 0.75  # a passage is evidence to read, never a confident extracted answer
+    off = answer_from_hits([_hit(0.8)], 3, words=["weather"])
+    assert off.route == "abstain" and "weather" in (off.reason or "")
+    unknown = answer_from_hits([_hit(0.8)], 3, names=["Zorro Nobody"], words=["revenue"])
+    assert unknown.route == "abstain" and "Zorro Nobody" in (unknown.reason or "")
     assert answer_from_hits([], 3).route == "abstain"
 
 
