@@ -434,7 +434,13 @@ def ingest_embedded(
     """``esc ingest DIR --embedded``: ingest once into the embedded stores and return when everything is current."""
     runtime, close = open_runtime(settings, data_dir, embedder=embedder, settle=INGEST_SETTLE)
     try:
-        return asyncio.run(runtime.ingest_once(progress))
+        summary = asyncio.run(runtime.ingest_once(progress))
+        if runtime.contract is not None:
+            # the first `esc ask --embedded` then reads the grounding instead of building it
+            from agents.query.grounding import Grounding
+
+            Grounding.cached(runtime.contract, runtime.ingestor.graph, state_folder(settings.state_dir) / "grounding")
+        return summary
     finally:
         close()
 

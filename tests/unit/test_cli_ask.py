@@ -125,3 +125,16 @@ def test_locked_store_falls_back_to_the_running_server(state_dir: Path, fake_ser
     assert json.loads(result.stdout.strip().splitlines()[-1])["answer"] == 42
     assert _FakeAsk.seen[-1]["path"] == "/v1/ask"
     assert _FakeAsk.seen[-1]["body"]["question"] == "How many persons live in Paris?"
+
+
+def test_unknown_name_abstains_naming_it_and_the_grounding_is_kept(state_dir: Path) -> None:
+    result = _run(state_dir, "--embedded", "--json", "--no-vectors", "What is the email of Zorro Nobody?")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["route"] == "abstain" and out["answer"] is None
+    assert "Zorro Nobody" in out["reason"] and out["unmatched"] == ["Zorro Nobody"]
+    kept = list((state_dir / "inprocess" / "grounding").glob("grounding-*.pickle"))
+    assert len(kept) == 1  # the next process reads it instead of rebuilding
+    again = _run(state_dir, "--embedded", "--json", "What is the email of Bo?")
+    assert json.loads(again.stdout.strip().splitlines()[-1])["answer"] == "bo@example.org"
+    assert list((state_dir / "inprocess" / "grounding").glob("grounding-*.pickle")) == kept
