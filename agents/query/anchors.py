@@ -74,11 +74,39 @@ def value_anchors(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[
                 alts = match
                 used_schema.add(m.start)
                 break
+        if _negated(r, v.start):
+            # "customers not in Germany", "films other than PG": the value is excluded
+            for a in alts:
+                a.filters = [Filter(prop=f.prop, op="ne", value=f.value) for f in a.filters]
+                a.role = "excluded"
         alts.sort(key=lambda a: (not a.designated, ROLE_RANK.get(a.role, 3), -len(a.filters), a.entity))
         best = alts[0]
         best.alts = alts[1:]
         out.append(best)
     return out
+
+
+EXCLUDING = frozenset({"except", "excluding", "outside", "besides"})
+
+
+def _negated(r: Reading, start: int) -> bool:
+    """Is a value preceded by a negation of it ("not in", "not from", "except", "other than", "outside")? The
+    negating words are taken."""
+    k = start - 1
+    while k >= 0 and r.low(k) in ("the", "a", "an", "in", "from", "of", "by", "at", "on", "rated", "based"):
+        k -= 1
+    if k < 0:
+        return False
+    if r.low(k) in EXCLUDING:
+        r.used.add(k)
+        return True
+    if r.low(k) == "than" and r.low(k - 1) == "other":
+        r.used.update((k - 1, k))
+        return True
+    if r.low(k) in ("not", "never") or (r.low(k) == "no" and k in r.negated):
+        r.used.add(k)
+        return True
+    return False
 
 
 def key_anchors(r: Reading, used_schema: set[int]) -> list[Anchor]:

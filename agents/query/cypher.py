@@ -52,6 +52,8 @@ def _filter(var: str, f: Filter, params: _Params) -> str:
     p = params.add(f.value)
     if f.op == "eq":
         return f"{prop} = {p}"
+    if f.op == "ne":
+        return f"{prop} <> {p}"
     if f.op == "ieq":
         return f"toLower(trim(toString({prop}))) = toLower(trim(toString({p})))"
     if f.op == "contains":

@@ -52,6 +52,8 @@ def _match(value: Any, f: Filter) -> bool:
     try:
         if f.op == "eq":
             return bool(value == target)
+        if f.op == "ne":
+            return bool(value != target)
         if f.op == "ieq":
             return _text(value).strip().casefold() == _text(target).strip().casefold()
         if f.op == "contains":

@@ -22,7 +22,8 @@ Semantics every backend implements (agents/query/memstore.py is the reference ev
   Each group cites (at most ``CITE_CAP``) source records of its ``cite`` nodes.
 - ``ReturnItem.expr`` is arithmetic over properties of ``var`` (e.g. UnitPrice * Quantity * (1 - Discount)),
   aggregated like a property. ``Filter`` op ``startswith`` compares the property rendered as text (years of dates);
-  ``isnull`` / ``notnull`` test whether the node has the property at all (their ``value`` is ignored).
+  ``isnull`` / ``notnull`` test whether the node has the property at all (their ``value`` is ignored); ``ne``
+  holds for nodes that have the property with another value.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-Op = Literal["eq", "ieq", "contains", "gt", "gte", "lt", "lte", "in", "startswith", "isnull", "notnull"]
+Op = Literal["eq", "ne", "ieq", "contains", "gt", "gte", "lt", "lte", "in", "startswith", "isnull", "notnull"]
 Agg = Literal["count", "count_distinct", "sum", "avg", "min", "max"]
 Direction = Literal["out", "in"]
 PlanKind = Literal["lookup", "list", "count", "aggregate", "superlative", "traverse"]

@@ -358,6 +358,19 @@ def read_closed_class(r: Reading) -> None:
             i = d.end
             continue
         i += 1
+    # "between 100 and 120 minutes": two comparisons, the unit read from the second number
+    for i in range(n):
+        if r.free(i) and lows[i] == "between" and i + 3 < n and lows[i + 2] == "and":
+            lo, hi = _number_at(r, i + 1), _number_at(r, i + 3)
+            if lo is None or hi is None:
+                continue
+            if lo.unit is None and hi.unit is not None:
+                lo = NumberMention(lo.start, lo.end, lo.value, hi.unit,
+                                   lo.value * (hi.seconds / hi.value) if hi.seconds is not None and hi.value else None)  # fmt: skip
+            c1 = CompareMention(i, lo.end, "gte", lo, None, "between")
+            c2 = CompareMention(i, hi.end, "lte", hi, None, "between")  # both read the field named before it
+            r.compares.extend([c1, c2])
+            r.used.update(range(i, hi.end))
     for i in range(n):
         if not r.free(i):
             continue

@@ -166,8 +166,14 @@ def test_lookup_with_citation(graph_store: GraphStore, music: Music) -> None:
         (Filter(prop="UnitPrice", op="gte", value=1.29), {"Back in Black", "So What", "Blue in Green"}),
         (Filter(prop="UnitPrice", op="eq", value=0.49), {"Untitled"}),
         (Filter(prop="Milliseconds", op="startswith", value="31"), {"Hells Bells", "Shoot to Thrill"}),
+        (Filter(prop="Milliseconds", op="isnull", value=None), {"Untitled"}),
+        (Filter(prop="Milliseconds", op="notnull", value=None), {v[0] for v in TRACKS.values() if v[1] is not None}),
+        (Filter(prop="UnitPrice", op="ne", value=0.99), {v[0] for v in TRACKS.values() if v[2] != 0.99}),
+        (Filter(prop="Milliseconds", op="ne", value=545000),
+         {v[0] for v in TRACKS.values() if v[1] is not None and v[1] != 545000}),
     ],
-    ids=["ieq", "contains", "startswith", "in", "gt", "lte", "gte-float", "eq-float", "startswith-number"],
+    ids=["ieq", "contains", "startswith", "in", "gt", "lte", "gte-float", "eq-float", "startswith-number",
+         "isnull", "notnull", "ne-float", "ne-skips-missing"],
 )
 def test_filters(graph_store: GraphStore, music: Music, flt: Filter, expected: set[str]) -> None:
     plan = QueryPlan(

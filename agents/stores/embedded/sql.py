@@ -242,10 +242,11 @@ def _filter(b: _Builder, a: str, f: Filter) -> str:
             return f"contains(lower({have}), lower({b.param(text)}))"
         return f"starts_with({have}, {b.param(text)})"
     typed = {"bool": b.bool_, "num": b.num, "str": b.str_}
-    if f.op == "eq":
+    if f.op in ("eq", "ne"):
+        sign = "=" if f.op == "eq" else "<>"
         if kind == "list":
-            return f"({b.text(a, f.prop)} = {b.param(json.dumps(value, ensure_ascii=False, separators=(',', ':')))})"
-        return f"({typed[kind](a, f.prop)} = {b.param(float(value) if kind == 'num' else value)})"
+            return f"({b.text(a, f.prop)} {sign} {b.param(json.dumps(value, ensure_ascii=False, separators=(',', ':')))})"
+        return f"({typed[kind](a, f.prop)} {sign} {b.param(float(value) if kind == 'num' else value)})"
     if f.op in _CMP and kind in typed:
         return f"({typed[kind](a, f.prop)} {_CMP[f.op]} {b.param(float(value) if kind == 'num' else value)})"
     return "FALSE"

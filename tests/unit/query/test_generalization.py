@@ -118,3 +118,13 @@ def test_confidence_reflects_weak_readings(bank: QueryAgent) -> None:
     exact = bank.ask("What is the account balance of Chidi Okafor?")
     fuzzy = bank.ask("What is the account balance of Emeka Nwsou?")
     assert exact.confidence > fuzzy.confidence > 0
+
+
+def test_ranges_and_exclusions(bank: QueryAgent) -> None:
+    n = sum(1 for o in ORDERS if 2 <= o["qty"] <= 5)
+    assert bank.ask("How many orders have a quantity between 2 and 5?").answer == n
+    uk = {b["branch_no"] for b in BRANCHES if b["ctry"] == "United Kingdom"}
+    expected = sorted(c["cust_name"] for c in CUSTOMERS if c["branch_no"] not in uk)
+    ans = bank.ask("Which customers belong to a branch not in the United Kingdom?")
+    got = ans.answer if isinstance(ans.answer, list) else [ans.answer]
+    assert sorted(got) == expected
