@@ -87,6 +87,7 @@ class Job:
         self._check_unconsumed()
         self._semantic_strays()
         op = self._operation()
+        self._check_grouping(op)
         if op is not None and op.kind in ("most", "least", "recent"):
             from agents.query.superlatives import extreme_value, superlative
 
@@ -95,6 +96,25 @@ class Job:
                 return agg
             return superlative(self, op)
         return self._direct(op)
+
+    def _check_grouping(self, op: OpMention | None) -> None:
+        """"How many customers does each country have", "total sales per year": one answer per group, which
+        an answer here (one value or one list) cannot carry; declined rather than answered with the total."""
+        r = self.r
+        if op is None or op.kind not in ("count", "sum", "avg", "min", "max"):
+            return
+        for i, t in enumerate(r.tokens):
+            if t.low in ("each", "per", "every") and r.free(i):
+                nxt = next((m for m in r.schema if m.start == i + 1), None)
+                if nxt is not None and (nxt.of("type") or nxt.of("attr")) and not self._single_pinned(nxt):
+                    raise Decline(f"the question asks for one {op.kind} per {r.text(nxt.start, nxt.end)}: "
+                                  "answers per group are not supported yet", False)  # fmt: skip
+
+    def _single_pinned(self, m: SchemaMention) -> bool:
+        """"on average, how much did X pay per payment": the group is what the average runs over, not a
+        grouping."""
+        r = self.r
+        return r.op("avg") is not None and any(e.kind == "type" for e in m.links) and m.end >= len(r.tokens) - 1
 
     def _modifier_names(self) -> None:
         """A lower-case word right before a type word that names, in part, a record of a related type:

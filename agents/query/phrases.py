@@ -156,6 +156,19 @@ def _add_heads(index: PhraseIndex, forms: list[tuple[str, float]], element: Elem
             index.add([*words, head], element, score * 0.95, "name")
 
 
+def _word_prefix(word: str) -> str | None:
+    """The longest English word of 4+ letters a glued name starts with, when what follows is no word
+    ("albumqzkx" -> album); None for names that are words or split into words."""
+    from contract.lexicon import is_english_word, split_glued
+
+    if len(word) < 7 or not word.isalpha() or is_english_word(word) or len(split_glued(word)) > 1:
+        return None
+    for k in range(len(word) - 3, 3, -1):
+        if is_english_word(word[:k]) and not is_english_word(word[k:]):
+            return word[:k]
+    return None
+
+
 def build(contract_entities: list[tuple[str, str, list[str]]], rels: list[tuple[str, str, str, list[str]]],
           expand: bool = True) -> PhraseIndex:  # fmt: skip
     """``contract_entities``: (type name, source name, attribute names); ``rels``: (relationship name, from type,
@@ -169,6 +182,9 @@ def build(contract_entities: list[tuple[str, str, list[str]]], rels: list[tuple[
         cut = next((k for k, w in enumerate(words) if any(c.isdigit() for c in w)), len(words))
         if 0 < cut < len(words):  # "Orders01Ae9D23F7" (a tagged or versioned name) -> "orders"
             _add_forms(index, [(p, s * 0.95) for p, s in surface_forms("_".join(words[:cut]))], el, expand)
+        head = _word_prefix(words[0]) if len(words) == 1 else None
+        if head is not None:  # "Bandkfhjbdea" (a name with a tag glued on) -> "band"
+            _add_forms(index, [(p, s * 0.9) for p, s in surface_forms(head)], el, expand)
         last = source.rsplit(".", 1)[-1]
         if split_identifier(last) != split_identifier(entity):
             _add_forms(index, [(p, s * 0.95) for p, s in surface_forms(last)], el, expand)

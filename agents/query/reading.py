@@ -477,13 +477,17 @@ def read_capitalized(r: Reading, index: ValueIndex, phrases: PhraseIndex) -> Non
     n = len(r.tokens)
     found: list[ValueMention] = []
     for i in range(n):
-        if not r.free(i) or not r.tokens[i].capitalized or r.tokens[i].low in FUNCTION_WORDS:
+        t = r.tokens[i]
+        # a capitalized function word starts a name only inside the sentence ("the album Let There Be Rock")
+        if not r.free(i) or not t.capitalized or (t.low in FUNCTION_WORDS and (i == 0 or not t.text[:1].isupper())):
             continue
         for j in range(min(n, i + index.max_words), i, -1):
             if not r.free(i, j):
                 continue
             span = r.tokens[i:j]
-            if span[-1].low in FUNCTION_WORDS:
+            if span[-1].low in FUNCTION_WORDS and not span[-1].text[:1].isupper():
+                continue
+            if t.low in FUNCTION_WORDS and j - i < 2:
                 continue
             raw = r.text(i, j)
             vm = _accept(index.match(raw, fuzzy=False), raw)

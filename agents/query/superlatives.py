@@ -118,6 +118,11 @@ def _hinted_attr(job: Job, entity: str, hint: str) -> AttrInfo | None:
     """The entity's own field a superlative word implies: longest -> a length, latest/oldest -> a date (or year),
     cheapest -> a price, tallest -> a height."""
     info = job.vocab.types[entity]
+    if hint == "birth":  # youngest / oldest person: the birth date
+        born = [a for a in info.attrs.values() if a.temporal and ({"birth", "born", "dob"} & set(a.words))]
+        if born:
+            return born[0]
+        hint = "time"
     if hint == "time":
         from agents.query.anchors import date_attrs
 
