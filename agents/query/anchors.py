@@ -58,7 +58,7 @@ def value_anchors(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[
     designate a value are added to ``used_schema`` (by start token)."""
     out: list[Anchor] = []
     for v in r.values:
-        alts = [_hit_anchor(v, h) for h in v.hits]
+        alts = [_hit_anchor(v, h) for h in sorted(v.hits, key=lambda h: (h.entity, repr(h.values), h.role))]
         if not alts:
             continue
         for m in designators(r, v.start, v.end):
@@ -79,10 +79,35 @@ def value_anchors(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[
             for a in alts:
                 a.filters = [Filter(prop=f.prop, op="ne", value=f.value) for f in a.filters]
                 a.role = "excluded"
-        alts.sort(key=lambda a: (not a.designated, ROLE_RANK.get(a.role, 3), -len(a.filters), a.entity))
+        alts.sort(key=lambda a: (not a.designated, ROLE_RANK.get(a.role, 3), -len(a.filters), a.entity, repr(a.filters)))
         best = alts[0]
         best.alts = alts[1:]
         out.append(best)
+    return _merge_alternatives(r, out)
+
+
+def _merge_alternatives(r: Reading, anchors: list[Anchor]) -> list[Anchor]:
+    """"customers in Brazil and Argentina", "rated PG or G": values of one field joined by and/or/commas are
+    alternatives of one filter (a record holds one of them), not two filters no record meets."""
+    out: list[Anchor] = []
+    for a in sorted(anchors, key=lambda x: x.start):
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and len(a.filters) == 1 and len(prev.filters) == 1
+            and a.entity == prev.entity and a.filters[0].prop == prev.filters[0].prop
+            and prev.filters[0].op in ("eq", "in") and a.filters[0].op == "eq"
+            and all(r.low(k) in ("and", "or", ",", "nor") for k in range(prev.end, a.start))
+            and prev.end < a.start
+        ):
+            f = prev.filters[0]
+            values = f.value if f.op == "in" else [f.value]
+            prev.filters = [Filter(prop=f.prop, op="in", value=[*values, a.filters[0].value])]
+            prev.end, prev.score = a.end, min(prev.score, a.score)
+            prev.text = f"{prev.text}, {a.text}"
+            r.used.update(range(prev.start, a.end))
+            continue
+        out.append(a)
     return out
 
 

@@ -29,9 +29,11 @@ from agents.query.words import (
     MONEY_WORDS,
     PERSON_QUESTION,
     QUANTITY_WORDS,
+    base,
 )
 
 UNCONSUMED = 0.55
+UNUSED = 0.6
 MODIFIER = 0.85
 STRUCTURAL = 0.8
 AMBIGUOUS = 0.85
@@ -167,6 +169,41 @@ class Job:
                 r.used.add(k)
                 a.designated = True
                 self.penalize(0.95, f"'{r.tokens[k].text}' read as the type of '{a.text}'")
+
+    def unused_mentions(self, plan: QueryPlan) -> float:
+        """A type, field or relationship the question names that the plan does not use ("how many products are
+        out of *stock*" answered with a plain count) means the answer left part of the question out: each one
+        costs confidence."""
+        labels = {n.label for n in plan.vars()}
+        var_label = {n.var: n.label for n in plan.vars()}
+        props = {(n.label, f.prop) for n in plan.vars() for f in n.filters}
+        for item in plan.returns:
+            label = var_label.get(item.var, "")
+            if item.prop is not None:
+                props.add((label, item.prop))
+            if item.expr is not None:
+                props.update((label, p) for p in item.expr.props())
+        if plan.order_by is not None and plan.order_by.prop is not None:
+            props.add((var_label.get(plan.order_by.var, ""), plan.order_by.prop))
+        rels = {h.rel_type for h in plan.hops}
+        factor = 1.0
+        for m in self.r.schema:
+            if m.start in self.used_schema:
+                continue  # consumed on purpose: a designator, a verb read as its date, a compound's modifier
+            used = False
+            for el in m.links:
+                if el.kind == "type":
+                    used = el.entity in labels
+                elif el.kind == "attr":
+                    used = (el.entity, el.name) in props or el.name == DERIVED_VALUE
+                else:
+                    used = el.name in rels
+                if used:
+                    break
+            if not used:
+                factor *= UNUSED
+                self.notes.append(f"'{self.r.text(m.start, m.end)}' is named but the plan does not use it (x{UNUSED})")
+        return factor
 
     # -- declining ----------------------------------------------------------------------------------------------
     def _check_unknown(self) -> None:
@@ -560,6 +597,12 @@ class Job:
         return m, owners
 
     def _plain_focus(self, free: list[SchemaMention], qword: str | None) -> Focus | None:
+        if qword == "when" and not any(m.of("attr") and any(
+            self.vocab.types[e.entity].attrs[e.name].temporal for e in m.of("attr")) for m in free
+        ):  # fmt: skip
+            got = self._date_focus()  # "when was order X shipped": the date the verb names
+            if got is not None:
+                return got
         stray = self._first_stray()
         listing = stray is not None and self.r.low(stray + 1) in ("on", "in", "of", "by", "from", "for", "with")
         if stray is not None and listing and (not free or free[0].start > stray) and self.anchors:
@@ -786,16 +829,26 @@ class Job:
         return None
 
     def _date_focus(self) -> Focus | None:
+        """"When ..." asks for a date of the anchor's record: the one the question's verb names ("shipped" ->
+        ShippedDate, "hired" -> HireDate), else its own-named date."""
         if not self.anchors:
             return None
         from agents.query.anchors import date_attrs
 
-        dated = date_attrs(self.vocab, self.anchors[0].entity)
+        entity = self.anchors[0].entity
+        dated = date_attrs(self.vocab, entity)
         if not dated:
             return None
+        verbs = {t.base for t in self.r.tokens if t.index not in self.r.used or t.low.endswith(("ed", "ing"))}
+        named = [a for a in dated if verbs & {base(w) for w in a.words}]
+        if named:
+            for m in self.r.schema:  # the verb's own reading ("shipped" -> Shipper) gives way
+                if m.start not in self.used_schema and any(base(w) in verbs for w in self.r.text(m.start, m.end).split()):
+                    self.used_schema.add(m.start)
+            return Focus(entity, named[0].name, 1.0, -1, Element("attr", entity, named[0].name))
         if len(dated) > 1:
             self.penalize(AMBIGUOUS, "several dates")
-        return Focus(self.anchors[0].entity, dated[0].name, 1.0, -1)
+        return Focus(entity, dated[0].name, 1.0, -1)
 
     def _where_focus(self) -> Focus | None:
         if not self.anchors:

@@ -31,7 +31,7 @@ def choose_readings(job: Job, target: str) -> list[Anchor]:
         # "the tracks on 'Fireball'": a name after a preposition names what holds the target, not the target
         container = job.r.low(a.start - 1) in CONTAINER_PREPS and all(x.role == "display" for x in options)
         options.sort(key=lambda x: (container and x.entity == target, distance(job.vocab, x.entity, target),
-                                    rank.get(x.role, 3), -len(x.filters)))  # fmt: skip
+                                    rank.get(x.role, 3), -len(x.filters), x.entity, repr(x.filters)))  # fmt: skip
         best = options[0]
         rival = options[1]
         if distance(job.vocab, rival.entity, target) == distance(job.vocab, best.entity, target) and rival.entity != best.entity:

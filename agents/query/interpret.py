@@ -104,7 +104,12 @@ class Interpreter:
 
         job = Job(self, r)
         try:
-            return job.build()
+            planned = job.build()
+            factor = job.unused_mentions(planned.plan)
+            if factor < 1.0:
+                planned.confidence = round(planned.confidence * factor, 3)
+                planned.notes = job.notes
+            return planned
         except Decline as d:
             names = [r.text(a, b) for a, b, _ in r.unknown]
             return Abstain(d.reason, d.descriptive, job.unmatched(), names)

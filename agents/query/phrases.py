@@ -54,6 +54,11 @@ class Link:
     inverse: bool = False  # role noun naming the referencing end ("direct reports")
 
 
+def ordered(links: dict[Element, Link]) -> dict[Element, Link]:
+    """Links best first, ties in a fixed order (kind, type, name): readings never depend on hash order."""
+    return dict(sorted(links.items(), key=lambda kv: (-kv[1].score, kv[0].kind, kv[0].entity, kv[0].name)))
+
+
 @dataclass
 class PhraseIndex:
     phrases: dict[tuple[str, ...], dict[Element, Link]] = field(default_factory=dict)
@@ -67,7 +72,8 @@ class PhraseIndex:
         out: dict[Element, Link] = {}
         if not words or any(len(w) < 2 for w in words):
             return out
-        for stem, elements in self.stems.items():
+        for stem in sorted(self.stems):
+            elements = sorted(self.stems[stem], key=lambda e: (e.entity, e.name))
             if len(words) == 1:
                 w = words[0]
                 ok = len(w) > len(stem) >= 3 and w.startswith(stem) and len(stem) >= 0.35 * len(w)
@@ -77,7 +83,7 @@ class PhraseIndex:
             if ok:
                 for el in elements:
                     out[el] = Link(TRUNCATION, "truncation")
-        return out
+        return ordered(out)
 
     def add(self, words: Iterable[str], element: Element, score: float, how: str, inverse: bool = False) -> None:
         key = tuple(base(w) for w in words if w)
@@ -95,7 +101,7 @@ class PhraseIndex:
         self.max_len = max(self.max_len, len(key))
 
     def lookup(self, key: tuple[str, ...]) -> dict[Element, Link]:
-        return self.phrases.get(key, {})
+        return ordered(self.phrases.get(key, {}))
 
 
 def _wordnet_variants(words: list[str], score: float) -> list[tuple[list[str], float]]:
