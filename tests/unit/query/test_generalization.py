@@ -109,6 +109,8 @@ def test_dates_filter_by_year_and_month(bank: QueryAgent) -> None:
     assert bank.ask("How many orders were placed in 2024?").answer == sum(o["ord_dt"].startswith("2024") for o in ORDERS)
     march = sum(o["ord_dt"].startswith("2023-03") for o in ORDERS)
     assert bank.ask("How many orders were placed in March 2023?").answer == march
+    assert bank.ask("How many orders were placed before 2024?").answer == sum(o["ord_dt"] < "2024" for o in ORDERS)
+    assert bank.ask("How many orders were placed after March 2023?").answer == sum(o["ord_dt"] >= "2023-04" for o in ORDERS)
     latest = max(ORDERS, key=lambda o: o["ord_dt"])
     ans = bank.ask("What is the ord no of the most recent order?")
     assert ans.answer == latest["ord_no"]
