@@ -1,7 +1,8 @@
 """Foreign keys from profiles, tuned for precision.
 
 Inclusion dependencies vastly outnumber real foreign keys (a column of small integers is contained in every
-id column), so containment alone is never enough. A column ``S.c`` references ``T.k`` only when all hold:
+id column), so containment alone is never enough for numbers. A column ``S.c`` references ``T.k`` only when all
+hold (a text column of codes may instead qualify by its values alone, see ``value_evidence``):
 
 * ``T.k`` is the identity key of ``T`` (single column; composite targets are handled separately);
 * there is *name evidence*, one of (strongest first): same name (``AlbumId`` -> ``AlbumId``); same name after
@@ -9,8 +10,10 @@ id column), so containment alone is never enough. A column ``S.c`` references ``
   (``manager_staff_id`` -> ``staff_id``); a word of the column naming the target source (``ShipVia`` ->
   ``Shippers``); or a person-role word (``SupportRepId``, ``ReportsTo``) pointing at a person-like source
   (``Employee``, ``staff``, ``users``);
-* the non-null values of ``S.c`` are contained in ``T.k`` (exactly, or estimated from bottom-k samples), ranges
-  agree, and ``S.c`` has no more distinct values than ``T.k``;
+* the non-null values of ``S.c`` are contained in ``T.k`` (exactly, or estimated from bottom-k samples): nearly
+  all of them (``EXACT_MIN``) for weaker names, ``DANGLING_MIN`` under a strong name (real parent tables miss
+  rows: the share is in the evidence), ``VALUES_MIN`` for codes matched by their values alone; the contained
+  values are no more than ``T.k`` has;
 * ``S.c`` is not ``S``'s own single-column identity key named after ``S`` (an entity's own id);
 * no other target has better evidence for the same column (one reference per column).
 
@@ -36,6 +39,11 @@ EXACT_MIN = 0.99  # containment needed when both sides are exact
 ESTIMATE_MIN = 0.97  # containment needed from samples
 MIN_CHECKED = 8  # sampled values needed before a sampled containment counts
 NESTING_MIN = 0.99  # share of child rows equal to the parent key
+DANGLING_MIN = 0.8  # containment enough when the name says it strongly (same name, prefix, role): parents may be missing
+VALUES_MIN = 0.9  # containment needed when only the values say so
+VALUES_ONLY = 0.55  # name score of a values-only candidate: any name evidence wins over it
+MIN_TARGET_DISTINCT = 20
+MAX_CODE_CHARS = 24
 
 PERSON_ROLES = {
     "rep",
@@ -103,6 +111,32 @@ def name_evidence(col: str, s_prefix: str, target: str, key: str, t_prefix: str)
     return None
 
 
+def value_evidence(child: Any, key: Any) -> tuple[float, str] | None:
+    """Evidence from the values alone, for a column named unlike its target (``origin`` -> ``airports.faa``):
+    text codes of the key's shape (no longer than ``MAX_CODE_CHARS``, lengths within the key's), a target with at
+    least ``MIN_TARGET_DISTINCT`` values, a child with at least two. Numbers never qualify: dense 1..N ids are
+    contained in every other 1..N id (the classic false inclusion dependency)."""
+    if child.physical != "string" or key.physical != "string":
+        return None
+    if key.distinct < MIN_TARGET_DISTINCT or child.distinct < 2 or child.nonnull < 5:
+        return None
+    if None in (child.len_min, child.len_max, key.len_min, key.len_max):
+        return None
+    if key.len_max > MAX_CODE_CHARS or child.len_min < key.len_min or child.len_max > key.len_max:
+        return None
+    return VALUES_ONLY, "values_only"
+
+
+def _floors(score: float, rule: str) -> tuple[float, float]:
+    """(exact, estimated) containment a candidate needs: strong names tolerate dangling references (a parent
+    table missing some rows), values alone need most of them, weaker names nearly all."""
+    if rule == "values_only":
+        return VALUES_MIN, max(VALUES_MIN, ESTIMATE_MIN)
+    if score >= 0.9:
+        return DANGLING_MIN, max(DANGLING_MIN, 0.85)
+    return EXACT_MIN, ESTIMATE_MIN
+
+
 def _sets(p: SourceProfile, col: str) -> tuple[ExactSet, BottomK]:
     f = p.fields[col]
     return f.exact, f.sample
@@ -136,20 +170,25 @@ def single_candidates(
         t_prefix = column_prefix(tp.columns())
         ev = name_evidence(col, s_prefix, t, k, t_prefix)
         if ev is None:
-            continue
+            if own is not None and col in own.fields:
+                continue  # a column of the source's own key identifies its rows; without a name it refers nowhere
+            ev = value_evidence(f, tp.fields[k])
+            if ev is None:
+                continue
         if own is not None and own.fields == [col] and t != source and names_source(col, source, s_prefix):
             continue  # the source's own id (named after it) identifies, it does not refer
         if tp.fields[k].physical != f.physical and "string" not in (f.physical, tp.fields[k].physical):
             continue
         c = containment(*_sets(p, col), *_sets(tp, k))
-        if c.exact and c.ratio < EXACT_MIN:
+        exact_min, estimate_min = _floors(ev[0], ev[1])
+        if c.exact and c.ratio < exact_min:
             continue
-        if not c.exact and (c.ratio < ESTIMATE_MIN or c.checked < MIN_CHECKED):
+        if not c.exact and (c.ratio < estimate_min or c.checked < MIN_CHECKED):
             continue
-        if not _range_ok(p, col, tp, k):
+        if not _range_ok(p, col, tp, k) and c.ratio >= EXACT_MIN:
             continue
-        if f.distinct > tp.fields[k].distinct * 1.05 + 1:
-            continue
+        if f.distinct * c.ratio > tp.fields[k].distinct * 1.05 + 1:
+            continue  # more (contained) child values than the key has: not a reference to it
         out.append(Candidate(t, k, ev[0], ev[1], names_source(k, t, t_prefix), c.ratio, c.exact, c.checked))
     out.sort(key=lambda c: (-c.name_score, not c.key_names_target, -c.ratio, c.target))
     return out

@@ -1,4 +1,4 @@
-"""Foreign keys: name evidence + containment + key target; inclusion dependencies without names are not FKs."""
+"""Foreign keys: name evidence + containment + key target; dangling references under a strong name, text codes by their values; inclusion dependencies of numbers without names are not FKs."""
 
 from __future__ import annotations
 
@@ -64,12 +64,36 @@ def test_same_name_role_and_self_references_without_inclusion_noise() -> None:
 
 def test_no_fk_when_values_are_not_contained() -> None:
     t = _music()
-    t["Track"].append({"TrackId": 999, "GenreId": 77, "MediaTypeId": 1, "Quantity": 1, "Bytes": 0})
     t["Track"].extend(
         {"TrackId": 1000 + i, "GenreId": 100 + i, "MediaTypeId": 1, "Quantity": 1, "Bytes": 0}
-        for i in range(5)
+        for i in range(20)  # 25 of 45 genre ids exist: a coincidence of names, not a reference
     )
     assert ("Track", ("GenreId",), "Genre", ("GenreId",)) not in sigs(contract_of(t))
+
+
+def test_dangling_references_are_kept_with_their_share() -> None:
+    t = _music()
+    t["Track"].extend(
+        {"TrackId": 1000 + i, "GenreId": 100 + i, "MediaTypeId": 1, "Quantity": 1, "Bytes": 0}
+        for i in range(3)  # 3 genres deleted from the parent table: 25 of 28 ids still resolve
+    )
+    c = contract_of(t)
+    fk = next(f for f in c.foreign_keys if f.from_.fields == ["GenreId"])
+    assert fk.to.source == "Genre" and fk.evidence["containment"] == round(25 / 28, 4)
+    assert fk.confidence < next(f for f in contract_of(_music()).foreign_keys if f.from_.fields == ["GenreId"]).confidence
+
+
+def test_codes_named_unlike_their_target_are_found_by_their_values() -> None:
+    codes = [f"{a}{b}{c}" for a in "ABC" for b in "DEFG" for c in "HIJ"]  # 36 airport-like codes
+    t = {
+        "airports": [{"faa": code, "name": f"Airport {code}", "alt": i} for i, code in enumerate(codes)],
+        "flights": [{"flight_id": i, "origin": codes[i % 3], "dest": codes[3 + i % 30], "seats": 100 + i % 7}
+                    for i in range(1, 200)],  # fmt: skip
+    }
+    got = sigs(contract_of(t))
+    assert ("flights", ("origin",), "airports", ("faa",)) in got
+    assert ("flights", ("dest",), "airports", ("faa",)) in got
+    assert not any(s[1] == ("seats",) or s[1] == ("flight_id",) for s in got)  # numbers never by values alone
 
 
 def test_prefix_style_and_composite_foreign_keys() -> None:
