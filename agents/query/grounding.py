@@ -46,7 +46,7 @@ def _distinct(contract: Contract, source: str, attr: str) -> int | None:
     return spec.distinct if spec else None
 
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 """Bumped whenever what the grounding cache holds changes shape."""
 MAX_FIELD_VALUES = 50_000
 """Fields with more distinct values than this are not put in the value dictionary (comments, ids, free text):
@@ -92,7 +92,8 @@ def schema_phrases(vocab: Vocabulary) -> PhraseIndex:
         (r.name, r.from_entity, r.to_entity, [names.get(fid, fid) for fid in r.from_fields])
         for r in contract.relationships
     ]
-    return build_phrases(entities, rels)
+    keys = {info.name: info.key[0] for info in vocab.types.values() if len(info.key) == 1 and info.key[0] in info.attrs}
+    return build_phrases(entities, rels, keys=keys)
 
 
 def _example_plans(vocab: Vocabulary, entity: str) -> list[QueryPlan]:

@@ -10,6 +10,10 @@ from dataclasses import dataclass
 from agents.query.vocabulary import Vocabulary
 
 MAX_PATH = 4
+ORIGIN_WORDS = frozenset({"origin", "orig", "source", "src", "from", "departure", "dep", "start", "sender", "sent"})
+DEST_WORDS = frozenset({"destination", "dest", "target", "to", "arrival", "arr", "recipient", "receiver", "end"})
+"""Direction words of relationship names: "from X" leans to an origin-like relationship, "to X" to a
+destination-like one (general English of movement, not of a domain)."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,7 @@ def best_path(
     named_types: set[str],
     fixed: dict[str, str],
     prefer_many: bool = False,
+    leaning: dict[str, float] | None = None,
 ) -> tuple[list[Step], float] | None:
     """The path a question most likely means, and how clearly it wins (1.0: no close rival). Shorter paths win;
     a path through a relationship or type the question names scores higher; ``prefer_many`` favours paths that
@@ -80,6 +85,8 @@ def best_path(
         s -= 4.0 * len(wanted_rels - names) if wanted_rels else 0.0
         if prefer_many and p and all(st.to_one for st in p):
             s -= 0.5
+        for st in p:
+            s += (leaning or {}).get(st.rel, 0.0)
         return s
 
     ranked = sorted(found, key=lambda p: (-score(p), len(p)))

@@ -175,10 +175,14 @@ def _word_prefix(word: str) -> str | None:
     return None
 
 
+KEY_HEADS = ("code", "id", "key", "number", "identifier")
+"""'<type> code' names the type's own key ("airport code" -> faa, "airline codes" -> carrier)."""
+
+
 def build(contract_entities: list[tuple[str, str, list[str]]], rels: list[tuple[str, str, str, list[str]]],
-          expand: bool = True) -> PhraseIndex:  # fmt: skip
+          expand: bool = True, keys: dict[str, str] | None = None) -> PhraseIndex:  # fmt: skip
     """``contract_entities``: (type name, source name, attribute names); ``rels``: (relationship name, from type,
-    to type, FK column names)."""
+    to type, FK column names); ``keys``: type -> its single-column identity key."""
     index = PhraseIndex()
     type_words = {base(w) for e, _s, _a in contract_entities for w in split_identifier(e)}
     for entity, source, attrs in contract_entities:
@@ -207,6 +211,13 @@ def build(contract_entities: list[tuple[str, str, list[str]]], rels: list[tuple[
             forms = surface_forms(attr, owner=entity)
             _add_forms(index, forms, Element("attr", entity, attr), expand)
             _add_heads(index, forms, Element("attr", entity, attr), type_words, firsts)
+    for entity, key in (keys or {}).items():
+        el = Element("attr", entity, key)
+        for phrase, score in surface_forms(entity):
+            if score < 0.9:
+                continue
+            for head in KEY_HEADS:
+                index.add([*phrase.split(), head], el, 0.9 * score, "type-key")
     type_keys = {e: {tuple(base(w) for w in p.split()) for p, _ in surface_forms(e)} for e, _s, _a in contract_entities}
     for name, src, dst, columns in rels:
         el = Element("rel", src, name, dst)

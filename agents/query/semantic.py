@@ -18,7 +18,7 @@ from typing import Any
 
 from agents.query.phrases import Element
 from agents.query.vocabulary import Vocabulary
-from agents.query.wordnet import wup
+from agents.query.wordnet_relations import wup
 from agents.query.words import base
 
 log = logging.getLogger(__name__)

@@ -132,7 +132,7 @@ def _hinted_attr(job: Job, entity: str, hint: str) -> AttrInfo | None:
         years = [a for a in info.attrs.values() if a.semantic == "year" or a.words == ["year"]]
         return years[0] if years else None
     if hint == "duration":
-        from agents.query.assemble import _duration_fit
+        from agents.query.measures import _duration_fit
 
         ranked = sorted(((_duration_fit(a), a) for a in info.attrs.values() if a.measure), key=lambda x: -x[0])
         return ranked[0][1] if ranked and ranked[0][0] > 0 else None

@@ -50,7 +50,8 @@ def base(word: str) -> str:
     -s: "does" -> do, "customers" -> customer; -ed/-ing with doubled consonants: "shipped" -> ship), then
     irregular nouns ("children" -> child), else the word, or its rule singular when WordNet does not know it.
     Question words and schema phrases go through the same function, so their forms meet."""
-    from agents.query.wordnet import exception, has_sense, wordnet
+    from agents.query.wordnet import wordnet
+    from agents.query.wordnet_morphology import exception, has_sense
 
     low = fold(word)
     if len(low) <= 2 or not low.replace("-", "").isalpha():

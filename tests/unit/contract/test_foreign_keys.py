@@ -87,8 +87,10 @@ def test_codes_named_unlike_their_target_are_found_by_their_values() -> None:
     codes = [f"{a}{b}{c}" for a in "ABC" for b in "DEFG" for c in "HIJ"]  # 36 airport-like codes
     t = {
         "airports": [{"faa": code, "name": f"Airport {code}", "alt": i} for i, code in enumerate(codes)],
-        "flights": [{"flight_id": i, "origin": codes[i % 3], "dest": codes[3 + i % 30], "seats": 100 + i % 7}
-                    for i in range(1, 200)],  # fmt: skip
+        "flights": [
+            {"flight_id": i, "origin": codes[i % 3], "dest": codes[3 + i % 30], "seats": 100 + i % 7}
+            for i in range(1, 200)
+        ],
     }
     got = sigs(contract_of(t))
     assert ("flights", ("origin",), "airports", ("faa",)) in got
