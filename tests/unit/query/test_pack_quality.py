@@ -13,9 +13,9 @@ from agents.query.memstore import MemoryGraphStore
 from tests.paths import REPO
 
 EVAL = REPO / "tests" / "data" / "eval"
-FLIGHTS_EM = 0.6
-"""The flights pack's floor: below the public packs' (its questions need joins the discovered contract lacks),
-kept so that a regression on data nobody tuned to fails a test."""
+FLIGHTS_EM = 0.8
+"""The flights pack's floor: below the public packs' (some of its questions need a composite join to the weather
+or a delay read from "late"), kept so that a regression on data nobody tuned to fails a test."""
 
 
 @pytest.fixture(scope="module", params=["chinook", "sakila", "northwind", "flights"])
