@@ -25,6 +25,9 @@ class SeenRecords:
     def __init__(self, path: Path | str = ":memory:") -> None:
         self._db = open_local(path)
         self._db.execute("CREATE TABLE IF NOT EXISTS seen (k BLOB PRIMARY KEY, h BLOB NOT NULL) WITHOUT ROWID")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS staged (id INTEGER PRIMARY KEY AUTOINCREMENT, k BLOB, v BLOB NOT NULL)"
+        )
         self._lock = threading.Lock()
 
     def first_sightings(self, items: Sequence[tuple[bytes, bytes]]) -> list[bool]:
@@ -63,6 +66,29 @@ class SeenRecords:
             self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO seen (k, h) VALUES (?, ?)", pairs)
             self._db.execute("COMMIT")
+
+    def stage(self, pairs: Sequence[tuple[bytes, bytes]], messages: Sequence[tuple[bytes, bytes]]) -> None:
+        """In one transaction: remember (record key, content hash) pairs and stage the (key, value) messages
+        derived from them, to be sent (:meth:`staged`) and then dropped (:meth:`sent`)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany("INSERT OR REPLACE INTO seen (k, h) VALUES (?, ?)", pairs)
+                self._db.executemany("INSERT INTO staged (k, v) VALUES (?, ?)", messages)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def staged(self) -> list[tuple[int, bytes, bytes]]:
+        """Staged messages not acknowledged as sent, oldest first: (id, key, value)."""
+        with self._lock:
+            return [(int(i), k, v) for i, k, v in self._db.execute("SELECT id, k, v FROM staged ORDER BY id")]
+
+    def sent(self, ids: Sequence[int]) -> None:
+        """Staged messages that are durable where they were sent."""
+        with self._lock:
+            self._db.executemany("DELETE FROM staged WHERE id = ?", [(i,) for i in ids])
 
     def forget(self, keys: Sequence[bytes]) -> None:
         """A retracted (tombstoned) record: if it comes back it is new evidence."""

@@ -186,9 +186,23 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             fresh, f"{records_name}/{head}", first[head], last[head],
             {f"{records_name}/{p}": off for p, off in last.items() if p != head},
         )
-        sent = [await profiles_topic.send(key=d.source.encode(), value=profile_update(d)) for d in deltas]
-        await asyncio.gather(*sent)  # durable before the records count as observed
-        await asyncio.to_thread(seen.remember_hashes, observed)
+        # Remembered and staged in one transaction, then sent: a crash re-sends the same updates (the agent drops
+        # what it applied) and never re-profiles records whose evidence was sent (agents/stores/seen.py).
+        staged = [(d.source.encode(), profile_update(d)) for d in deltas]
+        await asyncio.to_thread(seen.stage, observed, staged)
+        await send_staged()
+
+    send_lock = asyncio.Lock()
+
+    async def send_staged() -> None:
+        """Send every staged profile update, oldest first; drop them from the stage once Kafka has them."""
+        async with send_lock:
+            pending = await asyncio.to_thread(seen.staged)
+            if not pending:
+                return
+            sent = [await profiles_topic.send(key=k, value=v) for _, k, v in pending]
+            await asyncio.gather(*sent)
+            await asyncio.to_thread(seen.sent, [i for i, _, _ in pending])
 
     def state_json(writer: ContractWriter) -> str:
         return json.dumps(writer.state())
@@ -215,6 +229,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
 
     @app.timer(TICK_SECONDS)
     async def tick() -> None:
+        await send_staged()  # what a crash left staged (and a batch whose send failed)
         await profiles_topic.send(key=b"tick", value=TICK)  # lets idle pushed sources settle
 
     # -- extractors --------------------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
+
+import pytest
 
 from agents.stores.seen import SeenRecords
 
@@ -38,3 +41,28 @@ def test_check_hands_back_the_hashes_to_remember() -> None:
     s.remember_hashes(pairs)
     assert s.first_sightings(items) == [False, False]
     assert s.check([(b"k1", b"changed")])[0] == [True]
+
+
+def test_staged_updates_survive_a_crash_with_their_records_remembered(tmp_path: Path) -> None:
+    path = tmp_path / "seen.sqlite"
+    s = SeenRecords(path)
+    items = [(b"src\x1f1", b"a"), (b"src\x1f2", b"b")]
+    _, pairs = s.check(items)
+    s.stage(pairs, [(b"src", b"delta-1"), (b"src", b"delta-2")])
+    s.close()  # a crash after the transaction, before the send
+    reopened = SeenRecords(path)
+    assert reopened.first_sightings(items) == [False, False]  # never re-profiled ...
+    pending = reopened.staged()
+    assert [(k, v) for _, k, v in pending] == [(b"src", b"delta-1"), (b"src", b"delta-2")]  # ... but re-sent
+    reopened.sent([pending[0][0]])
+    assert [v for _, _, v in reopened.staged()] == [b"delta-2"]
+    reopened.sent([pending[1][0]])
+    assert reopened.staged() == []
+
+
+def test_a_failed_stage_remembers_nothing() -> None:
+    s = SeenRecords()
+    _, pairs = s.check([(b"k", b"a")])
+    with pytest.raises(sqlite3.IntegrityError):  # v NOT NULL: the transaction fails as a whole
+        s.stage(pairs, [(b"src", None)])  # type: ignore[list-item]
+    assert s.first_sightings([(b"k", b"a")]) == [True] and s.staged() == []
