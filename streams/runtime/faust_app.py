@@ -45,7 +45,7 @@ from streams import topics
 from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
-from streams.runtime.compat import patch_faust_for_aiokafka_014
+from streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from streams.runtime.gc_tuning import tune_gc
 from streams.runtime.kafka_io import read_topic, source_key_filter
 from streams.runtime.profile_pool import ProfilePool
@@ -65,6 +65,7 @@ STATE_KEY = "state"
 
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     patch_faust_for_aiokafka_014()
+    patch_faust_commit_floor()
     prefix = settings.topic_prefix
     state = settings.state_dir / "worker"
     state.mkdir(parents=True, exist_ok=True)
