@@ -42,7 +42,7 @@ from contract.evolve import evolve
 from contract.field_profile import Caps
 from contract.model import Contract, ContractDiff, ForeignKey, SourceSpec
 from contract.profile import SourceProfile
-from contract.serde import diff_to_dict, dump_json
+from contract.serde import diff_added_by_kind, dump_json
 from streams.events import CloudEvent
 
 SETTLE_RECORDS = 1000
@@ -130,10 +130,7 @@ EVENT_SOURCE = "esc/contract-agent"
 def diff_event(diff: ContractDiff, contract: Contract) -> CloudEvent:
     """The CloudEvents 1.0 schema-diff event of one version (DESIGN.md section 3): from/to version, the added
     items grouped by kind, and the reason. The id is deterministic, so a re-sent event is recognisably the same."""
-    added: dict[str, list[dict[str, Any]]] = {}
-    for item in diff_to_dict(diff).get("added", []):
-        kind = item.pop("kind")
-        added.setdefault(kind, []).append(item)
+    added = diff_added_by_kind(diff)
     return CloudEvent(
         id=f"{diff.contract_id}:{diff.to_version}:{contract.content_hash}",
         source=EVENT_SOURCE,

@@ -109,6 +109,15 @@ def diff_to_dict(diff: ContractDiff) -> dict[str, Any]:
     return cleaned
 
 
+def diff_added_by_kind(diff: ContractDiff) -> dict[str, list[dict[str, Any]]]:
+    """The added items grouped by kind (``{"field": [...], "foreign_key": [...]}``), as schema-diff events carry them."""
+    added: dict[str, list[dict[str, Any]]] = {}
+    for item in diff_to_dict(diff).get("added", []):
+        kind = item.pop("kind")
+        added.setdefault(kind, []).append(item)
+    return added
+
+
 # --------------------------------------------------------------------------------------------------- YAML
 
 

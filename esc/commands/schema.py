@@ -12,7 +12,7 @@ from esc.settings import load
 
 def schema(
     version: int = typer.Option(None, "--version", help="Show this version instead of the latest."),
-    diff: tuple[int, int] = typer.Option((None, None), "--diff", help="Show what version B added over A."),
+    diff: tuple[int, int] | None = typer.Option(None, "--diff", help="Show what version B added over A (two numbers)."),
     follow: bool = typer.Option(False, "--follow", help="Tail esc.schema.diffs like a subscriber (Ctrl-C stops)."),
     as_json: bool = typer.Option(False, "--json", help="JSON output."),
     as_yaml: bool = typer.Option(False, "--yaml", help="Print the whole contract as YAML."),
@@ -53,14 +53,18 @@ def schema(
         return
 
     cid = settings.app_id
-    if diff != (None, None):
+    if diff is not None and None not in diff:
         a, b = diff
         old, new = asyncio.run(fetch(version_key(cid, a))), asyncio.run(fetch(version_key(cid, b)))
         if old is None or new is None:
             typer.echo(f"version {a if old is None else b} not found on {contracts_topic}", err=True)
             raise typer.Exit(1)
         d = ContractDiff(contract_id=cid, from_version=a, to_version=b, added=diff_items(old, new))
-        typer.echo(json.dumps(serde.diff_to_dict(d), indent=2, sort_keys=True) if as_json else serde.dump_diff_yaml(d))
+        if as_json:  # the shape of an esc.schema.diffs event's data
+            data = {"contract_id": cid, "from_version": a, "to_version": b, "added": serde.diff_added_by_kind(d)}
+            typer.echo(json.dumps(data, indent=2, sort_keys=True))
+        else:
+            typer.echo(serde.dump_diff_yaml(d))
         return
 
     key = version_key(cid, version) if version is not None else latest_key(cid)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -208,11 +209,35 @@ def test_new_column_emits_one_diff_and_backfills_existing_nodes(
         assert len(after) == 1  # the version grew by exactly one
         fields = [i["target"] for i in event["data"]["added"].get("field", [])]
         assert f"{source}.colour" in fields
+        # The same, asked with `esc schema` as a user types it.
+        v = v_before + 1
+        plain = esc_schema(worker.env)
+        assert plain.returncode == 0, plain.stderr
+        assert f" v{v}: 1 sources, 0 foreign keys, 1 entity types" in plain.stdout
+        assert re.search(rf"^  {source} \[csv\] \d+ records, 3 fields, key: id$", plain.stdout, re.M), plain.stdout
+        latest = json.loads(esc_schema(worker.env, "--json").stdout)
+        assert latest["version"] == v and "colour" in [f["name"] for f in latest["sources"][source]["fields"]]
+        older = json.loads(esc_schema(worker.env, "--version", str(v_before), "--json").stdout)
+        assert older["version"] == v_before and "colour" not in [f["name"] for f in older["sources"][source]["fields"]]
+        diffed = json.loads(esc_schema(worker.env, "--diff", str(v_before), str(v), "--json").stdout)
+        assert diffed["from_version"] == v_before and diffed["to_version"] == v
+        assert f"{source}.colour" in [i["target"] for i in diffed["added"]["field"]]
+        assert f"{source}:" in esc_schema(worker.env, "--yaml").stdout
+        missing = esc_schema(worker.env, "--version", "99999")
+        assert missing.returncode == 1 and "version 99999" in missing.stderr
     finally:
         worker.stop()
         neo4j_driver.execute_query(
             f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
         )
+
+
+def esc_schema(env: dict[str, str], *args: str) -> Any:
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "esc.cli", "schema", *args], env=env, capture_output=True,
+                          text=True, timeout=120)
 
 
 def read_dlq(bootstrap: str, topic: str, want: int, timeout: float) -> list[dict[str, Any]]:
