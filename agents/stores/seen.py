@@ -8,6 +8,7 @@ record whose content changed is new evidence and is observed again.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,23 @@ from agents.stores.local_sqlite import open_local
 CHUNK = 500  # SQLite's default limit on host parameters is 999
 
 
+DELIVERY_FIELDS = ("event_time", "file_hash")
+"""Envelope fields that say when and from which file version a record was sent, not what it says: a connector
+re-sending a file after a crash stamps a new ``event_time``, and an edit elsewhere in a file gives every row a new
+``file_hash``; neither makes a row new evidence."""
+
+
 def content_hash(value: bytes) -> bytes:
+    """Hash of what a record envelope says (source, id, payload, location, parent, deleted), canonical JSON;
+    bytes that are not a JSON object are hashed as they are (they go to the dead-letter topic anyway)."""
+    try:
+        doc = json.loads(value)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        for name in DELIVERY_FIELDS:
+            doc.pop(name, None)
+        value = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "replace")
     return hashlib.blake2b(value, digest_size=12).digest()
 
 

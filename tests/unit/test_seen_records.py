@@ -66,3 +66,21 @@ def test_a_failed_stage_remembers_nothing() -> None:
     with pytest.raises(sqlite3.IntegrityError):  # v NOT NULL: the transaction fails as a whole
         s.stage(pairs, [(b"src", None)])  # type: ignore[list-item]
     assert s.first_sightings([(b"k", b"a")]) == [True] and s.staged() == []
+
+
+def test_a_resent_record_with_a_new_event_time_or_file_hash_is_not_new() -> None:
+    """A connector re-sending a file after a crash stamps a new event_time (and an edit elsewhere in the file a new
+    file_hash): the row itself says the same, so it must count once."""
+    import json
+
+    def envelope(payload: dict[str, str], sent: str, file_hash: str) -> bytes:
+        return json.dumps({"source": "T", "record_id": "T.csv:row=5", "payload": payload, "event_time": sent,
+                           "format": "csv", "location": {"file": "T.csv", "row": 5}, "file_hash": file_hash}).encode()
+
+    s = SeenRecords()
+    first = envelope({"id": "5", "name": "a"}, "2026-12-03T05:38:56Z", "aaa")
+    s.remember([(b"T\x1fT.csv:row=5", first)])
+    again = envelope({"id": "5", "name": "a"}, "2026-12-03T05:39:12Z", "bbb")
+    edited = envelope({"id": "5", "name": "b"}, "2026-12-03T05:39:12Z", "bbb")
+    assert s.first_sightings([(b"T\x1fT.csv:row=5", again), (b"T\x1fT.csv:row=5", edited)]) == [False, True]
+    assert s.first_sightings([(b"T\x1fT.csv:row=5", b"not json")]) == [True]  # hashed as it is
