@@ -72,11 +72,21 @@ def _walk(root: Path, errors: list[Rejected]) -> Iterator[tuple[Path, list[Path]
         where = Path(exc.filename).relative_to(root).as_posix() if exc.filename else "."
         errors.append(Rejected(file=where, reason=f"cannot list directory: {exc.strerror or exc}"))
 
+    resolved = root.resolve()
     for dirpath, dirnames, filenames in os.walk(root, onerror=on_error, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         here = Path(dirpath)
         files = [here / f for f in sorted(filenames) if not f.startswith(".")]
-        yield here, [p for p in files if p.is_file()]
+        inside = []
+        for p in files:
+            if not p.is_file():
+                continue
+            if not p.resolve().is_relative_to(resolved):  # a symbolic link out of the folder: never read
+                errors.append(Rejected(file=p.relative_to(root).as_posix(),
+                                       reason="refused: a symbolic link to a file outside the folder"))
+                continue
+            inside.append(p)
+        yield here, inside
 
 
 def _unknown(rel: str, path: Path) -> Rejected:

@@ -155,6 +155,8 @@ class FileWatcher(Connector):
                 self.manifest.hashes.pop(rel, None)
                 self.manifest.save()
             return 0
+        if not path.resolve().is_relative_to(self.root):
+            return await self._refuse_outside(path, rel)
         if not await self._settled(path):
             return 0
         digest = await asyncio.to_thread(file_sha256, path)
@@ -178,6 +180,23 @@ class FileWatcher(Connector):
         return 1
 
     # -- internals -----------------------------------------------------------------------------------------------
+    async def _refuse_outside(self, path: Path, rel: str) -> int:
+        """A symbolic link (of the file or of a folder on its way) that leads out of the drop folder: its target is
+        never read (``/etc/passwd`` linked into a drop folder must not become a queryable source). One dead letter
+        per link target; the manifest remembers it so a restart does not refuse it again."""
+        marker = f"refused:outside:{path.resolve()}"
+        if self.manifest.hashes.get(rel) == marker:
+            return 0
+        await self.dead_letter(
+            DeadLetter.of(
+                "refused: a symbolic link to a file outside the drop folder (its target is not read)",
+                "connector", None, location=rel,
+            )
+        )
+        self.manifest.hashes[rel] = marker
+        self.manifest.save()
+        return 0
+
     async def _settled(self, path: Path) -> bool:
         """Wait until size and mtime stop changing (a writer still appending is not read half-way)."""
         try:

@@ -85,3 +85,24 @@ def test_stack_mode_ingest_points_at_esc_up(env: Path, monkeypatch: pytest.Monke
 def test_ingest_of_a_missing_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["ingest", str(tmp_path / "nope"), "--embedded"])
     assert result.exit_code == 2 and "is not a folder" in result.output
+
+
+def test_a_symlink_out_of_the_drop_folder_is_refused_not_read(env: Path, tmp_path: Path) -> None:
+    """A path-traversal hole otherwise: a link to a file outside (say /etc/passwd) would become a queryable source."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secrets.csv").write_text("user,password\nroot,hunter2\n", "utf-8")
+    (env / "secrets.csv").symlink_to(outside / "secrets.csv")
+    (env / "linked").symlink_to(outside, target_is_directory=True)  # a folder link: not walked
+    runner = CliRunner()
+    first = runner.invoke(app, ["ingest", str(env), "--embedded", "--json"])
+    assert first.exit_code == 0, first.output
+    run = json.loads(first.stdout.strip().splitlines()[-1])
+    assert "secrets" not in run["sources"] and run["sources"]  # the rest is ingested
+    assert run["dead"] == 1 and any("symbolic link" in r for r in run["dead_reasons"]), run["dead_reasons"]
+    asked = runner.invoke(app, ["ask", "--embedded", "--json", "What is the password of root?"])
+    assert "hunter2" not in asked.stdout
+    again = json.loads(runner.invoke(app, ["ingest", str(env), "--embedded", "--json"]).stdout.strip().splitlines()[-1])
+    assert again["dead"] == 0 and again["files"] == 0  # refused once, remembered
+    found = runner.invoke(app, ["discover", str(env), "--json"])
+    assert "hunter2" not in found.stdout and "symbolic link" in found.output
