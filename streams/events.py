@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-MAX_SOURCE_LEN = 200
+from contract.labels import MAX_RECORD_ID_LEN, MAX_SOURCE_LEN
 
 
 def now() -> datetime:
@@ -32,7 +32,7 @@ class RecordEnvelope(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: str = Field(min_length=1, max_length=MAX_SOURCE_LEN)
-    record_id: str | None = Field(default=None, max_length=512)
+    record_id: str | None = Field(default=None, max_length=MAX_RECORD_ID_LEN)
     payload: dict[str, Any]
     event_time: datetime | None = None
     # Set by connectors (absent on direct pushes):

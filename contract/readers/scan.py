@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from contract.labels import printable, source_label
 from contract.readers.base import DEFAULT_MAX_RECORD_BYTES, ReadContext, SourceFile
 from contract.readers.corpus import is_corpus
 from contract.readers.dispatch import read_file
@@ -38,7 +39,7 @@ def scan_with_errors(root: Path, **kw: Any) -> tuple[list[SourceFile], list[Reje
             fmt = format_for(root)
             if fmt is None:
                 return [], [_unknown(root.name, root)]
-            return [SourceFile(root, root.name, fmt, root.stem)], []
+            return [SourceFile(root, printable(root.name), fmt, source_label(root.stem))], []
         return [], [Rejected(file=str(root), reason="not a file or directory")]
 
     units: list[SourceFile] = []
@@ -61,9 +62,13 @@ def scan_with_errors(root: Path, **kw: Any) -> tuple[list[SourceFile], list[Reje
         for fmt, paths in sorted(by_format.items()):
             if fmt in corpora:
                 name = dir_name if len(corpora) == 1 else f"{dir_name}.{fmt}"
-                units.append(SourceFile(dirpath, dir_rel, fmt, name, is_corpus=True, members=tuple(paths)))
+                units.append(
+                    SourceFile(dirpath, printable(dir_rel), fmt, source_label(name), is_corpus=True, members=tuple(paths))
+                )
             else:
-                units.extend(SourceFile(p, p.relative_to(root).as_posix(), fmt, p.stem) for p in paths)
+                units.extend(
+                    SourceFile(p, printable(p.relative_to(root).as_posix()), fmt, source_label(p.stem)) for p in paths
+                )
     return _dedupe_names(units), errors
 
 
@@ -103,7 +108,7 @@ def _dedupe_names(units: list[SourceFile]) -> list[SourceFile]:
     out = []
     for u in units:
         if counts[u.source] > 1 and u.rel != ".":
-            u = SourceFile(u.path, u.rel, u.format, u.rel, u.is_corpus, u.members)
+            u = SourceFile(u.path, u.rel, u.format, source_label(u.rel), u.is_corpus, u.members)
         out.append(u)
     return sorted(out, key=lambda u: (u.rel, u.source))
 

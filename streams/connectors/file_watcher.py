@@ -25,6 +25,7 @@ from itertools import islice
 from pathlib import Path
 
 from agents.contract_agent import SourceComplete
+from contract.labels import printable, record_label, source_label
 from contract.readers import SourceFile, format_for, read
 from contract.records import Record, Rejected
 from streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
@@ -48,14 +49,18 @@ def file_sha256(path: Path) -> str:
 def envelope_for(record: Record, rel: str, file_hash: str) -> RecordEnvelope:
     loc = record.location
     return RecordEnvelope(
-        source=record.source,
-        record_id=loc.render(),
+        source=source_label(record.source),  # nested children and sheets are named from the data
+        record_id=record_label(loc.render()),
         payload=record.values,
         event_time=datetime.now(UTC),
         format=record.format,
         location=loc.model_dump(exclude_none=True),
         parent=(
-            {"source": record.parent.source, "record_id": record.parent.location.render(), "values": record.parent.values}
+            {
+                "source": source_label(record.parent.source),
+                "record_id": record_label(record.parent.location.render()),
+                "values": record.parent.values,
+            }
             if record.parent
             else None
         ),
@@ -68,8 +73,8 @@ def dead_letter_for(rej: Rejected) -> DeadLetter:
         rej.reason,
         stage="reader",
         original=rej.raw,
-        source=Path(rej.file).stem,
-        location=rej.location.render() if rej.location else rej.file,
+        source=source_label(Path(rej.file).stem),
+        location=record_label(rej.location.render() if rej.location else rej.file),
     )
 
 
@@ -145,7 +150,8 @@ class FileWatcher(Connector):
         return delivered
 
     async def process(self, path: Path) -> int:
-        rel = path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.name
+        # Printable, NFC (contract/labels.py): the name every record id, dead letter and manifest entry carries.
+        rel = printable(path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.name)
         if any(part.startswith(".") for part in Path(rel).parts):
             return 0
         if not path.exists():
@@ -170,7 +176,7 @@ class FileWatcher(Connector):
             self.manifest.hashes[rel] = digest
             self.manifest.save()
             return 0
-        sf = SourceFile(path=path, rel=rel, format=fmt, source=path.stem)
+        sf = SourceFile(path=path, rel=rel, format=fmt, source=source_label(path.stem))
         keys = await self._deliver(sf, digest)
         await self._retract(sorted(set(self._load_keys(rel)) - set(keys)))
         self._save_keys(rel, keys)

@@ -49,6 +49,7 @@ from agents.pipeline import (
 from agents.query.service import QueryService
 from agents.stores.base import GraphStore, VectorStore
 from agents.stores.seen import SeenRecords
+from contract.labels import printable
 from contract.model import Contract
 from contract.serde import load_json
 from esc.settings import Settings
@@ -359,7 +360,8 @@ class InProcessRuntime:
         await self.drain()  # a restored contract first (its replay is the Faust worker's restart replay)
         root = self.watcher.root
         present = sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
-        gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if not (root / rel).exists()]
+        here = {printable(p.relative_to(root).as_posix()) for p in present}  # as the manifest names them
+        gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if rel not in here]
         total = len(present) + len(gone)
         for i, path in enumerate([*present, *gone], start=1):
             if path.exists():
