@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
@@ -37,6 +36,7 @@ from pydantic import BaseModel
 from agents import metrics
 from agents.extractors import PENDING
 from agents.profiler import STREAM_CAPS, ProfileDelta
+from agents.source_state import SourceState
 from contract.discover import infer
 from contract.evolve import evolve
 from contract.field_profile import Caps
@@ -47,80 +47,25 @@ from streams.events import CloudEvent
 
 SETTLE_RECORDS = 1000
 SETTLE_SECONDS = 30.0
-STATE_VERSION = 1
+STATE_VERSION = 2
 MAX_REASON_SOURCES = 8
 
 
 class SourceComplete(BaseModel):
     """Sent by a file connector after the last record of ``file``: it produced ``records`` records of ``source``.
 
-    A file that yields several sources (nested arrays, Excel sheets) gets one per source."""
+    A file that yields several sources (nested arrays, Excel sheets) gets one per source. ``file_hash`` names the
+    file version (the ``file_hash`` its records carry); ``records == 0`` says the file is gone from the source
+    (deleted, or its new version no longer yields it): see :mod:`agents.source_state`."""
 
     source: str
     file: str
     records: int
+    file_hash: str | None = None
 
     @classmethod
-    def for_file(cls, file: str, counts: Mapping[str, int]) -> list[SourceComplete]:
-        return [cls(source=s, file=file, records=n) for s, n in sorted(counts.items())]
-
-
-@dataclass
-class _Source:
-    profile: SourceProfile
-    format: str
-    parent: str | None = None
-    array_path: str | None = None
-    files: dict[str, int] = field(default_factory=dict)  # records counted per file
-    completed: dict[str, int] = field(default_factory=dict)  # file -> records announced complete
-    last_seen: float = 0.0
-    settled: bool = False  # keys/links may be inferred now
-    ever_settled: bool = False
-
-    def meta(self) -> dict[str, Any]:
-        return {
-            "format": self.format,
-            "files": sorted(self.files),
-            "parent": self.parent,
-            "array_path": self.array_path,
-        }
-
-    def waiting(self) -> list[str]:
-        """Files not complete yet: no completion seen, or fewer records profiled than it announced."""
-        files = set(self.files) | set(self.completed)
-        return sorted(f for f in files if f not in self.completed or self.files.get(f, 0) < self.completed[f])
-
-    def check_settled(self, now: float, settle_records: int, settle_seconds: float) -> bool:
-        if self.files or self.completed:
-            return not self.waiting()
-        return self.profile.records >= settle_records or (now - self.last_seen) >= settle_seconds
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "profile": self.profile.to_dict(),
-            "format": self.format,
-            "parent": self.parent,
-            "array_path": self.array_path,
-            "files": self.files,
-            "completed": self.completed,
-            "last_seen": self.last_seen,
-            "settled": self.settled,
-            "ever_settled": self.ever_settled,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any], caps: Caps) -> _Source:
-        return cls(
-            profile=SourceProfile.from_dict(d["profile"], caps),
-            format=d["format"],
-            parent=d.get("parent"),
-            array_path=d.get("array_path"),
-            files=dict(d.get("files", {})),
-            completed=dict(d.get("completed", {})),
-            last_seen=float(d.get("last_seen", 0.0)),
-            settled=bool(d.get("settled", False)),
-            ever_settled=bool(d.get("ever_settled", False)),
-        )
+    def for_file(cls, file: str, counts: Mapping[str, int], file_hash: str | None = None) -> list[SourceComplete]:
+        return [cls(source=s, file=file, records=n, file_hash=file_hash) for s, n in sorted(counts.items())]
 
 
 DIFF_EVENT_TYPE = "esc.schema.diff"
@@ -172,54 +117,56 @@ class ContractAgent:
         self.settle_records = settle_records
         self.settle_seconds = settle_seconds
         self.caps = caps
-        self.sources: dict[str, _Source] = {}
+        self.sources: dict[str, SourceState] = {}
         self.applied: dict[str, int] = {}  # "stream\x1fsource" -> last offset applied
         self.dropped = 0  # re-delivered deltas dropped
         self.newly_settled: list[str] = []  # sources that settled in the last apply
         self.last_seconds = 0.0  # time the last apply spent inferring and evolving
 
     # ---------------------------------------------------------------------------------------------- intake
-    def _take(self, d: ProfileDelta, now: float, batch: dict[str, list[SourceProfile]]) -> bool:
-        """Accept a delta: its profile joins ``batch`` (merged into the source by :meth:`_merge_batch`)."""
-        marks = {f"{stream}\x1f{d.source}": offset for stream, offset in d.watermark.marks().items()}
+    def _take(self, d: ProfileDelta, now: float, batch: dict[tuple[str, str | None, str | None], list[SourceProfile]]) -> bool:
+        """Accept a delta: its profile joins ``batch`` (added to the source by :meth:`_merge_batch`)."""
+        file = d.meta.files[0] if len(d.meta.files) == 1 else None
+        scope = d.source if file is None else f"{d.source}\x1f{file}"  # one mark per source and file
+        marks = {f"{stream}\x1f{scope}": offset for stream, offset in d.watermark.marks().items()}
         if all(offset <= self.applied.get(key, -1) for key, offset in marks.items()):
             self.dropped += 1  # re-delivered: every stream it covers was applied already
             return False
         for key, offset in marks.items():
             self.applied[key] = max(offset, self.applied.get(key, -1))
-        batch.setdefault(d.source, []).append(SourceProfile.from_dict(d.profile, self.caps))
+        batch.setdefault((d.source, file, d.meta.file_hash), []).append(SourceProfile.from_dict(d.profile, self.caps))
         st = self.sources.get(d.source)
         if st is None:
-            st = self.sources[d.source] = _Source(profile=SourceProfile.empty(d.source), format=d.meta.format)
-        elif st.profile.records == 0:  # only a completion was seen so far
+            st = self.sources[d.source] = SourceState(d.source, format=d.meta.format)
+        elif not st.gens and st.loose is None:  # only a completion was seen so far
             st.format = d.meta.format
         st.parent = st.parent or d.meta.parent
         st.array_path = st.array_path or d.meta.array_path
-        for f, n in d.meta.file_records.items():
-            st.files[f] = st.files.get(f, 0) + n
         st.last_seen = now
         return True
 
-    def _merge_batch(self, batch: Mapping[str, list[SourceProfile]]) -> None:
+    def _merge_batch(self, batch: Mapping[tuple[str, str | None, str | None], list[SourceProfile]]) -> set[str]:
         """Merge a batch's deltas among themselves first (pairwise, small with small), then once into the
-        source's running profile: merging costs about the size of the larger side, so folding 4 deltas one by
-        one into a big profile cost 4 big merges where this costs one."""
-        for source, profs in batch.items():
+        source's evidence: merging costs about the size of the larger side, so folding 4 deltas one by one into a
+        big profile cost 4 big merges where this costs one. Returns the sources whose counting profile changed."""
+        changed = set()
+        for (source, file, file_hash), profs in batch.items():
             while len(profs) > 1:
                 profs = [profs[i].merge(profs[i + 1]) if i + 1 < len(profs) else profs[i]
                          for i in range(0, len(profs), 2)]
-            st = self.sources[source]
-            st.profile = profs[0] if st.profile.records == 0 else st.profile.merge(profs[0])
+            if self.sources[source].add(profs[0], profs[0].records, file, file_hash):
+                changed.add(source)
+        return changed
 
-    def _complete(self, c: SourceComplete, now: float) -> None:
+    def _complete(self, c: SourceComplete, now: float) -> bool:
         st = self.sources.get(c.source)
         if st is None:  # the completion overtook every delta of its source
-            st = self.sources[c.source] = _Source(profile=SourceProfile.empty(c.source), format="json")
+            st = self.sources[c.source] = SourceState(c.source, format="json")
             st.last_seen = now
-        st.completed[c.file] = max(c.records, st.completed.get(c.file, 0))
+        return st.complete(c.file, c.file_hash, c.records)
 
     # ---------------------------------------------------------------------------------------------- observed
-    def _pending_spec(self, name: str, st: _Source) -> SourceSpec:
+    def _pending_spec(self, name: str, st: SourceState) -> SourceSpec:
         """Fields now, key and links later: the previous key decision is carried unchanged."""
         prev = self.contract.sources.get(name)
         spec = SourceSpec.model_validate(
@@ -279,15 +226,15 @@ class ContractAgent:
         changed: set[str] = set()
         taken: dict[str, int] = {}
         marks: dict[str, str] = {}
-        batch: dict[str, list[SourceProfile]] = {}
+        batch: dict[tuple[str, str | None, str | None], list[SourceProfile]] = {}
         for d in deltas:
             if self._take(d, now, batch):
-                changed.add(d.source)
                 taken[d.source] = taken.get(d.source, 0) + d.records
                 marks[d.source] = f"{d.watermark.stream}@{d.watermark.offset}"
-        self._merge_batch(batch)
+        changed |= self._merge_batch(batch)  # (a newer file version collected beside the one in use changes none)
         for c in completions:
-            self._complete(c, now)
+            if self._complete(c, now):
+                changed.add(c.source)
         self.newly_settled = []
         reinfer = False
         for s, st in sorted(self.sources.items()):
@@ -311,6 +258,7 @@ class ContractAgent:
         self.last_seconds = time.perf_counter() - t0
         metrics.CONTRACT_VERSION.set(self.contract.version)
         if diff is not None:
+            metrics.SCHEMA_DIFF_EVENTS.inc()
             for item in diff.added:
                 metrics.SCHEMA_DIFFS.labels(item.kind).inc()
         return self.contract, diff
@@ -355,7 +303,7 @@ class ContractAgent:
 
     @classmethod
     def from_state(cls, state: Mapping[str, Any], caps: Caps = STREAM_CAPS) -> ContractAgent:
-        if state.get("state_version") != STATE_VERSION:
+        if state.get("state_version") not in (1, STATE_VERSION):  # 1: additive profiles (agents/source_state.py)
             raise ValueError(f"unknown contract agent state version {state.get('state_version')!r}")
         agent = cls(
             Contract.model_validate(state["contract"]),
@@ -363,6 +311,6 @@ class ContractAgent:
             settle_seconds=float(state["settle_seconds"]),
             caps=caps,
         )
-        agent.sources = {s: _Source.from_dict(d, caps) for s, d in state["sources"].items()}
+        agent.sources = {s: SourceState.from_dict(s, d, caps) for s, d in state["sources"].items()}
         agent.applied = {k: int(v) for k, v in state["applied"].items()}
         return agent

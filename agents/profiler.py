@@ -45,6 +45,7 @@ class ProfileMeta(BaseModel):
     parent: str | None = None
     array_path: str | None = None
     file_records: dict[str, int] = Field(default_factory=dict)  # records of this source per file in the batch
+    file_hash: str | None = None  # the file version (one file per delta from a file connector)
 
 
 class ProfileDelta(BaseModel):
@@ -125,18 +126,20 @@ def records_from_envelopes(envs: Sequence[RecordEnvelope]) -> list[Record]:
 def profile_batch(
     envs: Sequence[RecordEnvelope], watermark: Watermark | dict[str, Any], caps: Caps = STREAM_CAPS
 ) -> list[ProfileDelta]:
-    """One delta per source in the batch, in source order; the same watermark on each."""
+    """One delta per source and file version in the batch (pushed records: per source), in that order; the same
+    watermark on each. A file's versions are kept apart so that a new version can replace an old one whole
+    (agents/source_state.py)."""
     wm = watermark if isinstance(watermark, Watermark) else Watermark.model_validate(watermark)
-    by_source: dict[str, list[Record]] = defaultdict(list)
-    for rec in records_from_envelopes(envs):
-        by_source[rec.source].append(rec)
+    groups: dict[tuple[str, str, str], list[RecordEnvelope]] = defaultdict(list)
+    for env in envs:
+        if env.deleted:
+            continue
+        file = "" if env.format == "topic" else str(env.location.get("file") or env.source)
+        groups[(env.source, file, (env.file_hash or "") if file else "")].append(env)
     deltas = []
-    for source in sorted(by_source):
-        recs = by_source[source]
-        files: dict[str, int] = defaultdict(int)
-        for r in recs:
-            if r.format != "topic":  # pushed records have no file; their Location names the source
-                files[r.location.file] += 1
+    for (source, file, file_hash), group in sorted(groups.items()):
+        recs = records_from_envelopes(group)
+        files = {file: len(recs)} if file else {}  # pushed records have no file; their Location names the source
         first = recs[0]
         linked = next((r for r in recs if r.parent is not None), None)
         meta = ProfileMeta(
@@ -144,7 +147,8 @@ def profile_batch(
             files=sorted(files),
             parent=linked.parent.source if linked is not None and linked.parent is not None else None,
             array_path=linked.array_path if linked is not None else None,
-            file_records=dict(sorted(files.items())),
+            file_records=files,
+            file_hash=file_hash or None,
         )
         prof = SourceProfile.of_records(source, recs, caps)
         deltas.append(

@@ -18,14 +18,14 @@ from agents.stores.local_sqlite import open_local
 CHUNK = 500  # SQLite's default limit on host parameters is 999
 
 
-DELIVERY_FIELDS = ("event_time", "file_hash")
-"""Envelope fields that say when and from which file version a record was sent, not what it says: a connector
-re-sending a file after a crash stamps a new ``event_time``, and an edit elsewhere in a file gives every row a new
-``file_hash``; neither makes a row new evidence."""
+DELIVERY_FIELDS = ("event_time",)
+"""Envelope fields that say when a record was sent, not what it says: a connector re-sending a file after a crash
+stamps a new ``event_time``, which does not make a row new evidence. ``file_hash`` stays in: every row of a new
+file version is evidence of that version, which replaces the old one whole (agents/source_state.py)."""
 
 
 def content_hash(value: bytes) -> bytes:
-    """Hash of what a record envelope says (source, id, payload, location, parent, deleted), canonical JSON;
+    """Hash of what a record envelope says (source, id, payload, location, parent, file version), canonical JSON;
     bytes that are not a JSON object are hashed as they are (they go to the dead-letter topic anyway)."""
     try:
         doc = json.loads(value)

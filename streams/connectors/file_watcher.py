@@ -156,7 +156,9 @@ class FileWatcher(Connector):
             return 0
         if not path.exists():
             if rel in self.manifest.hashes or self._keys_path(rel).exists():
-                await self._retract(self._load_keys(rel))
+                old = self._load_keys(rel)
+                await self._retract(old)
+                await self._gone(rel, self._sources_of(old), None)
                 self._keys_path(rel).unlink(missing_ok=True)
                 self.manifest.hashes.pop(rel, None)
                 self.manifest.save()
@@ -177,8 +179,10 @@ class FileWatcher(Connector):
             self.manifest.save()
             return 0
         sf = SourceFile(path=path, rel=rel, format=fmt, source=source_label(path.stem))
+        old = self._load_keys(rel)
         keys = await self._deliver(sf, digest)
-        await self._retract(sorted(set(self._load_keys(rel)) - set(keys)))
+        await self._retract(sorted(set(old) - set(keys)))
+        await self._gone(rel, self._sources_of(old) - self._sources_of(keys), digest)
         self._save_keys(rel, keys)
         self.manifest.hashes[rel] = digest
         self.manifest.save()
@@ -242,8 +246,18 @@ class FileWatcher(Connector):
                     await self.emit(item)
         await self._flush()
         if self.completed is not None and counts:
-            await self.completed(SourceComplete.for_file(sf.rel, counts))
+            await self.completed(SourceComplete.for_file(sf.rel, counts, digest))
         return keys
+
+    @staticmethod
+    def _sources_of(keys: Iterable[str]) -> set[str]:
+        return {k.split("\x1f", 1)[0] for k in keys}
+
+    async def _gone(self, rel: str, sources: set[str], digest: str | None) -> None:
+        """Tell the contract agent the file no longer yields these sources (deleted, or its new version lost them):
+        a completion of 0 records removes the file's evidence from each source's profile."""
+        if sources and self.completed is not None:
+            await self.completed(SourceComplete.for_file(rel, dict.fromkeys(sorted(sources), 0), digest))
 
     async def _retract(self, keys: list[str]) -> None:
         if keys and self.retract is not None:

@@ -68,9 +68,9 @@ def test_a_failed_stage_remembers_nothing() -> None:
     assert s.first_sightings([(b"k", b"a")]) == [True] and s.staged() == []
 
 
-def test_a_resent_record_with_a_new_event_time_or_file_hash_is_not_new() -> None:
-    """A connector re-sending a file after a crash stamps a new event_time (and an edit elsewhere in the file a new
-    file_hash): the row itself says the same, so it must count once."""
+def test_a_resent_record_with_a_new_event_time_is_not_new_one_of_a_new_file_version_is() -> None:
+    """A connector re-sending a file after a crash stamps a new event_time: the row says the same, so it counts
+    once. A new file version (file_hash) is evidence of that version, row by row."""
     import json
 
     def envelope(payload: dict[str, str], sent: str, file_hash: str) -> bytes:
@@ -80,7 +80,9 @@ def test_a_resent_record_with_a_new_event_time_or_file_hash_is_not_new() -> None
     s = SeenRecords()
     first = envelope({"id": "5", "name": "a"}, "2026-12-03T05:38:56Z", "aaa")
     s.remember([(b"T\x1fT.csv:row=5", first)])
-    again = envelope({"id": "5", "name": "a"}, "2026-12-03T05:39:12Z", "bbb")
-    edited = envelope({"id": "5", "name": "b"}, "2026-12-03T05:39:12Z", "bbb")
-    assert s.first_sightings([(b"T\x1fT.csv:row=5", again), (b"T\x1fT.csv:row=5", edited)]) == [False, True]
+    again = envelope({"id": "5", "name": "a"}, "2026-12-03T05:39:12Z", "aaa")
+    edited = envelope({"id": "5", "name": "b"}, "2026-12-03T05:39:12Z", "aaa")
+    new_version = envelope({"id": "5", "name": "a"}, "2026-12-03T05:39:12Z", "bbb")
+    key = b"T\x1fT.csv:row=5"
+    assert s.first_sightings([(key, again), (key, edited), (key, new_version)]) == [False, True, True]
     assert s.first_sightings([(b"T\x1fT.csv:row=5", b"not json")]) == [True]  # hashed as it is
