@@ -158,13 +158,14 @@ class Ingestor:
             out.plan = plan(out.envelopes, contract)
         return out
 
-    def apply(self, prepared: Prepared, *, rekey: bool = False) -> IngestResult:
-        """Write a prepared batch (see ``handle``); metrics count it here, once."""
+    def apply(self, prepared: Prepared, *, rekey: bool = False, replay: bool = False) -> IngestResult:
+        """Write a prepared batch (see ``handle``); metrics count it here, once. ``replay``: a backfill writes
+        records again (counted as replayed, its latency apart from the freshness of new records)."""
         result = IngestResult(dead=list(prepared.dead))
         for dead in prepared.dead:
             metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
         envelopes = prepared.envelopes
-        _count(metrics.RECORDS_IN, (env.source for env in envelopes))
+        _count(metrics.RECORDS_REPLAYED if replay else metrics.RECORDS_IN, (env.source for env in envelopes))
         if not envelopes:
             return result
         p = prepared.plan
@@ -195,7 +196,7 @@ class Ingestor:
                 )
                 result.dead.append(dead)
                 metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
-        self._observe(p, envelopes, vectors_inline=self.outbox is None)
+        self._observe(p, envelopes, vectors_inline=self.outbox is None, replay=replay)
         return result
 
     # ---------------------------------------------------------------------------------------------- writing
@@ -236,8 +237,11 @@ class Ingestor:
         _count(metrics.DEFERRED, (env.source for env in deferred))
 
     @staticmethod
-    def _observe(p: Plan, envelopes: Sequence[RecordEnvelope], vectors_inline: bool = True) -> None:
+    def _observe(
+        p: Plan, envelopes: Sequence[RecordEnvelope], vectors_inline: bool = True, replay: bool = False
+    ) -> None:
         done = datetime.now(UTC)
+        latency = metrics.BACKFILL_LATENCY if replay else metrics.FRESHNESS
         texts_by_record = {(t.provenance.source, t.provenance.record_id) for t in p.texts}
         written = {(e.provenance.source, e.provenance.record_id) for e in p.entities}
         out: Counter[str] = Counter()
@@ -251,7 +255,7 @@ class Ingestor:
                 out_vectors[env.source] += 1
             if env.event_time is not None:
                 event_time = env.event_time if env.event_time.tzinfo else env.event_time.replace(tzinfo=UTC)
-                metrics.FRESHNESS.observe(max(0.0, (done - event_time).total_seconds()))
+                latency.observe(max(0.0, (done - event_time).total_seconds()))
         for source, n in out.items():
             metrics.RECORDS_OUT.labels(metrics.source_label(source), "neo4j").inc(n)
         for source, n in out_vectors.items():

@@ -40,15 +40,33 @@ BATCH_LATENCY = Histogram(
     buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
     registry=REGISTRY,
 )
+_LATENCY_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600, 1200)
 FRESHNESS = Histogram(
     "esc_freshness_seconds",
-    "Record event time to upsert in the stores",
-    buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 90, 120, 180, 300, 600, 1200),
+    "Record event time to upsert in the stores (new records; backfills are esc_backfill_latency_seconds)",
+    buckets=_LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+BACKFILL_LATENCY = Histogram(
+    "esc_backfill_latency_seconds",
+    "Record event time to its rewrite by a backfill (a new contract version replayed it)",
+    buckets=_LATENCY_BUCKETS,
+    registry=REGISTRY,
+)
+RECORDS_REPLAYED = Counter(
+    "esc_records_replayed", "Records written again by a backfill (not counted in esc_records_in)", ["source"],
     registry=REGISTRY,
 )
 CONTRACT_VERSION = Gauge("esc_contract_version", "Current contract version", registry=REGISTRY)
 PROFILE_UPDATES = Counter(
     "esc_profile_updates", "Profile deltas published by profilers", ["source"], registry=REGISTRY
+)
+SCHEMA_DIFF_EVENTS = Counter(
+    "esc_schema_diffs", "Schema-diff events emitted (one per new contract version)", registry=REGISTRY
+)
+CONSUMER_LAG = Gauge(
+    "esc_consumer_lag", "Messages behind the log end, summed over this worker's partitions of a topic", ["topic"],
+    registry=REGISTRY,
 )
 SCHEMA_DIFFS = Counter(
     "esc_schema_diff_items", "Items added by schema diffs, by kind", ["kind"], registry=REGISTRY

@@ -375,7 +375,7 @@ class ExtractionWorker:
             while (parts := await queue.get()) is not None:
                 for part, prepared, is_rekey in parts:
                     async with self._lock:
-                        result = await asyncio.to_thread(self.ingestor.apply, prepared, rekey=is_rekey)
+                        result = await asyncio.to_thread(self.ingestor.apply, prepared, rekey=is_rekey, replay=True)
                     for source in {e.source for e in part}:
                         self.tracker.progress(source, sum(1 for e in part if e.source == source))
                     if result.deferred:

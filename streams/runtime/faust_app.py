@@ -48,6 +48,7 @@ from streams.events import DeadLetter, RecordEnvelope
 from streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from streams.runtime.gc_tuning import tune_gc
 from streams.runtime.kafka_io import read_topic, source_key_filter
+from streams.runtime.lag import export_consumer_lag
 from streams.runtime.profile_pool import ProfilePool
 from streams.runtime.record_producer import RecordProducer
 from streams.runtime.stores import graph_store, vector_store
@@ -227,6 +228,10 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             writer.dead.clear()
             if updates or out.contracts:
                 await save_state(await asyncio.to_thread(state_json, writer))
+
+    @app.timer(TICK_SECONDS)
+    async def lag() -> None:
+        export_consumer_lag(app.consumer)
 
     @app.timer(TICK_SECONDS)
     async def tick() -> None:

@@ -15,6 +15,7 @@ import json
 import re
 import shutil
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ import pytest
 
 from contract.entities import entity_name
 from tests.integration.worker import Worker, poll
+from tests.ops_metrics import family, ops_metric_families
 from tests.paths import CHINOOK
 
 pytestmark = pytest.mark.integration
@@ -106,6 +108,12 @@ def test_chinook_drop_matches_truth(kafka_bootstrap: str, weaviate_client: Any, 
         want = expected_counts(truth)
         got = poll(lambda: graph_counts(neo4j_driver, truth), lambda g: g == want, 300, "Chinook in Neo4j", worker.log)
         assert got == want
+        # Every metric the alert rules and dashboards query is on the live worker's /metrics.
+        with urllib.request.urlopen(f"http://127.0.0.1:{worker.web_port}/metrics", timeout=10) as resp:
+            exported = {family(n) for n in re.findall(r"^# TYPE (\S+) ", resp.read().decode("utf-8"), re.M)}
+        assert ops_metric_families() <= exported, sorted(ops_metric_families() - exported)
+        assert re.search(rf'^esc_consumer_lag{{topic="{worker.topic("records")}"}} ', urllib.request.urlopen(
+            f"http://127.0.0.1:{worker.web_port}/metrics", timeout=10).read().decode("utf-8"), re.M)
         # Text objects: values of text-typed fields that are prose themselves (long or multi-sentence).
         coll = collection_name(worker.app_id)
         objects = poll(
@@ -214,7 +222,8 @@ def test_new_column_emits_one_diff_and_backfills_existing_nodes(
         plain = esc_schema(worker.env)
         assert plain.returncode == 0, plain.stderr
         assert f" v{v}: 1 sources, 0 foreign keys, 1 entity types" in plain.stdout
-        assert re.search(rf"^  {source} \[csv\] \d+ records, 3 fields, key: id$", plain.stdout, re.M), plain.stdout
+        # 35, not 30 + 35: the new version of the file replaced the old one in the profile
+        assert re.search(rf"^  {source} \[csv\] 35 records, 3 fields, key: id$", plain.stdout, re.M), plain.stdout
         latest = json.loads(esc_schema(worker.env, "--json").stdout)
         assert latest["version"] == v and "colour" in [f["name"] for f in latest["sources"][source]["fields"]]
         older = json.loads(esc_schema(worker.env, "--version", str(v_before), "--json").stdout)

@@ -136,3 +136,27 @@ def test_rekey_replay_removes_record_id_nodes() -> None:
     assert {n[1] for n in g.nodes if n[0] == "Artist"} == {(("_record_id", "r1"),), (("_record_id", "r2"),)}
     ing.handle(batch, with_entities(chinook_like()), rekey=True)
     assert {n[1] for n in g.nodes if n[0] == "Artist"} == {(("ArtistId", 1),), (("ArtistId", 2),)}
+
+
+def test_a_backfill_counts_as_replayed_with_its_own_latency_not_as_new_records() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from agents import metrics
+
+    def sample(name: str, labels: dict[str, str] | None = None) -> float:
+        return metrics.REGISTRY.get_sample_value(name, labels or {}) or 0.0
+
+    ing, _, _ = ingestor()
+    c = with_entities(chinook_like())
+    old = datetime.now(UTC) - timedelta(seconds=400)
+    batch = [env("Album", f"a{i}", {"AlbumId": i, "Title": "t", "ArtistId": 1}, event_time=old) for i in range(3)]
+    before = {n: sample(n, lb) for n, lb in [("esc_records_in_total", {"source": "Album"}),
+                                               ("esc_records_replayed_total", {"source": "Album"}),
+                                               ("esc_freshness_seconds_count", None),
+                                               ("esc_backfill_latency_seconds_count", None)]}
+    ing.handle(batch, c)
+    ing.apply(ing.prepare(batch, c), replay=True)
+    assert sample("esc_records_in_total", {"source": "Album"}) - before["esc_records_in_total"] == 3
+    assert sample("esc_records_replayed_total", {"source": "Album"}) - before["esc_records_replayed_total"] == 3
+    assert sample("esc_freshness_seconds_count") - before["esc_freshness_seconds_count"] == 3
+    assert sample("esc_backfill_latency_seconds_count") - before["esc_backfill_latency_seconds_count"] == 3
