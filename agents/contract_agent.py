@@ -36,6 +36,7 @@ from pydantic import BaseModel
 from agents import metrics
 from agents.extractors import PENDING
 from agents.profiler import STREAM_CAPS, ProfileDelta
+from agents.scan_groups import ScanComplete, ScanGroups
 from agents.source_state import SourceState
 from contract.discover import infer
 from contract.evolve import evolve
@@ -62,10 +63,13 @@ class SourceComplete(BaseModel):
     file: str
     records: int
     file_hash: str | None = None
+    scan: str | None = None  # the connector's scan this file was read in (agents/scan_groups.py)
 
     @classmethod
-    def for_file(cls, file: str, counts: Mapping[str, int], file_hash: str | None = None) -> list[SourceComplete]:
-        return [cls(source=s, file=file, records=n, file_hash=file_hash) for s, n in sorted(counts.items())]
+    def for_file(
+        cls, file: str, counts: Mapping[str, int], file_hash: str | None = None, scan: str | None = None
+    ) -> list[SourceComplete]:
+        return [cls(source=s, file=file, records=n, file_hash=file_hash, scan=scan) for s, n in sorted(counts.items())]
 
 
 DIFF_EVENT_TYPE = "esc.schema.diff"
@@ -119,6 +123,7 @@ class ContractAgent:
         self.caps = caps
         self.sources: dict[str, SourceState] = {}
         self.applied: dict[str, int] = {}  # "stream\x1fsource" -> last offset applied
+        self.scans = ScanGroups()  # sources of one folder scan settle together
         self.dropped = 0  # re-delivered deltas dropped
         self.newly_settled: list[str] = []  # sources that settled in the last apply
         self.last_seconds = 0.0  # time the last apply spent inferring and evolving
@@ -163,6 +168,8 @@ class ContractAgent:
         if st is None:  # the completion overtook every delta of its source
             st = self.sources[c.source] = SourceState(c.source, format="json")
             st.last_seen = now
+        if c.scan is not None and c.records:
+            self.scans.note(c.scan, c.source, c.file)
         return st.complete(c.file, c.file_hash, c.records)
 
     # ---------------------------------------------------------------------------------------------- observed
@@ -220,8 +227,9 @@ class ContractAgent:
         deltas: Sequence[ProfileDelta],
         completions: Sequence[SourceComplete] = (),
         now: float | None = None,
+        scans: Sequence[ScanComplete] = (),
     ) -> tuple[Contract, ContractDiff | None]:
-        """Merge deltas and completions; evolve the contract. ``(contract, diff or None)``."""
+        """Merge deltas and completions, close scans; evolve the contract. ``(contract, diff or None)``."""
         now = time.time() if now is None else now
         changed: set[str] = set()
         taken: dict[str, int] = {}
@@ -235,11 +243,15 @@ class ContractAgent:
         for c in completions:
             if self._complete(c, now):
                 changed.add(c.source)
+        for done in scans:
+            self.scans.close(done)
+        own = {s: st.check_settled(now, self.settle_records, self.settle_seconds) for s, st in self.sources.items()}
+        held = self.scans.holding(lambda s: own.get(s, False))
         self.newly_settled = []
         reinfer = False
         for s, st in sorted(self.sources.items()):
             was = st.settled
-            st.settled = st.check_settled(now, self.settle_records, self.settle_seconds)
+            st.settled = own[s] and s not in held
             if st.settled and not was:
                 if not st.ever_settled:
                     self.newly_settled.append(s)
@@ -299,6 +311,7 @@ class ContractAgent:
             "settle_seconds": self.settle_seconds,
             "sources": {s: st.to_dict() for s, st in sorted(self.sources.items())},
             "applied": dict(sorted(self.applied.items())),
+            "scans": self.scans.to_dict(),
         }
 
     @classmethod
@@ -313,4 +326,5 @@ class ContractAgent:
         )
         agent.sources = {s: SourceState.from_dict(s, d, caps) for s, d in state["sources"].items()}
         agent.applied = {k: int(v) for k, v in state["applied"].items()}
+        agent.scans = ScanGroups.from_dict(state.get("scans", {}))
         return agent

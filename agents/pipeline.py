@@ -30,6 +30,7 @@ from agents.contract_agent import ContractAgent, SourceComplete, contract_messag
 from agents.extractors import covers
 from agents.ingest import Ingestor, IngestResult, Prepared, parse
 from agents.profiler import ProfileDelta, Watermark, profile_batch
+from agents.scan_groups import ScanComplete
 from agents.stores.seen import SeenRecords
 from contract.evolve import diff_items
 from contract.model import Contract, ContractDiff
@@ -129,6 +130,10 @@ def completion_update(done: SourceComplete) -> bytes:
     return json.dumps({"kind": "complete", "complete": done.model_dump(mode="json")}).encode("utf-8")
 
 
+def scan_update(done: ScanComplete) -> bytes:
+    return json.dumps({"kind": "scan", "scan": done.model_dump(mode="json")}).encode("utf-8")
+
+
 TICK = json.dumps({"kind": "tick"}).encode("utf-8")
 
 
@@ -161,6 +166,7 @@ class ContractWriter:
     def on_updates(self, values: Sequence[bytes], now: float | None = None) -> Outgoing:
         deltas: list[ProfileDelta] = []
         completions: list[SourceComplete] = []
+        scans: list[ScanComplete] = []
         for raw in values:
             try:
                 msg = json.loads(raw)
@@ -168,9 +174,11 @@ class ContractWriter:
                     deltas.append(ProfileDelta.model_validate(msg["delta"]))
                 elif msg.get("kind") == "complete":
                     completions.append(SourceComplete.model_validate(msg["complete"]))
+                elif msg.get("kind") == "scan":
+                    scans.append(ScanComplete.model_validate(msg["scan"]))
             except (ValueError, KeyError, TypeError) as exc:
                 self.dead.append(DeadLetter.of(f"invalid profile update: {exc}", "contract-agent", raw))
-        contract, diff = self.agent.apply(deltas, completions, now=time.time() if now is None else now)
+        contract, diff = self.agent.apply(deltas, completions, now=time.time() if now is None else now, scans=scans)
         out = Outgoing(contract=contract, diff=diff)
         if contract.contract_id != self.contract_id:
             contract = contract.model_copy(update={"contract_id": self.contract_id})

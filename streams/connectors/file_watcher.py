@@ -18,13 +18,16 @@ import asyncio
 import hashlib
 import json
 import logging
+import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from agents.contract_agent import SourceComplete
+from agents.scan_groups import ScanComplete
 from contract.labels import printable, record_label, source_label
 from contract.readers import SourceFile, format_for, read
 from contract.records import Record, Rejected
@@ -33,6 +36,7 @@ from streams.events import DeadLetter, RecordEnvelope
 
 Retract = Callable[[list[str]], Awaitable[None]]
 Completed = Callable[[list[SourceComplete]], Awaitable[None]]
+Scanned = Callable[[ScanComplete], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 BATCH = 500
@@ -122,6 +126,7 @@ class FileWatcher(Connector):
         settle: float = 0.5,
         retract: Retract | None = None,
         completed: Completed | None = None,
+        scanned: Scanned | None = None,
     ) -> None:
         super().__init__(emit, dead_letter, flush)
         self.root = root.resolve()
@@ -130,7 +135,10 @@ class FileWatcher(Connector):
         self.keys_dir = state_dir / "connector" / "keys"
         self.retract = retract
         self.completed = completed
+        self.scanned = scanned
         self.files_done = 0
+        self._scan_path = state_dir / "connector" / "scan.json"
+        self._scan: dict[str, Any] | None = None  # {"id": ..., "members": [[source, file], ...]} while scanning
 
     # -- public --------------------------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -139,15 +147,50 @@ class FileWatcher(Connector):
         self.root.mkdir(parents=True, exist_ok=True)
         await self.scan_once()
         async for changes in awatch(self.root, debounce=300, step=50, recursive=True):
+            self.begin_scan()
             for path in delivery_order({Path(p) for _, p in changes}):
                 await self.process(path)
+            await self.end_scan()
 
     async def scan_once(self) -> int:
         """Deliver every file under root that is new or changed since the manifest; returns files delivered."""
         delivered = 0
+        self.begin_scan()
         for path in delivery_order(p for p in self.root.rglob("*") if p.is_file()):
             delivered += await self.process(path)
+        await self.end_scan()
         return delivered
+
+    # -- scans: the files of one scan settle together (agents/scan_groups.py) ---------------------------------------
+    def begin_scan(self) -> None:
+        """Start a scan, or resume the one a crash interrupted (its completions already went out under its id)."""
+        if self._scan is not None:
+            return
+        try:
+            self._scan = json.loads(self._scan_path.read_text("utf-8"))
+        except (OSError, ValueError):
+            self._scan = {"id": uuid.uuid4().hex, "members": []}
+
+    async def end_scan(self) -> None:
+        """Close the scan: tell the contract agent how many (source, file) completions it holds."""
+        scan, self._scan = self._scan, None
+        if scan is None:
+            return
+        if scan["members"] and self.scanned is not None:
+            await self.scanned(ScanComplete(scan=scan["id"], members=len(scan["members"])))
+        self._scan_path.unlink(missing_ok=True)
+
+    def _scan_members(self, rel: str, sources: Iterable[str]) -> str | None:
+        """Add a file's sources to the open scan (durably, before their completions are sent); the scan id."""
+        if self._scan is None:
+            return None
+        members = {tuple(m) for m in self._scan["members"]} | {(s, rel) for s in sources}
+        self._scan["members"] = sorted(map(list, members))
+        self._scan_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._scan_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(self._scan), "utf-8")
+        tmp.replace(self._scan_path)
+        return str(self._scan["id"])
 
     async def process(self, path: Path) -> int:
         # Printable, NFC (contract/labels.py): the name every record id, dead letter and manifest entry carries.
@@ -246,7 +289,8 @@ class FileWatcher(Connector):
                     await self.emit(item)
         await self._flush()
         if self.completed is not None and counts:
-            await self.completed(SourceComplete.for_file(sf.rel, counts, digest))
+            scan = self._scan_members(sf.rel, counts)
+            await self.completed(SourceComplete.for_file(sf.rel, counts, digest, scan))
         return keys
 
     @staticmethod

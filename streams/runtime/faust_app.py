@@ -34,8 +34,10 @@ from agents.pipeline import (
     completion_update,
     first_sightings,
     profile_update,
+    scan_update,
 )
 from agents.query.service import QueryService
+from agents.scan_groups import ScanComplete
 from agents.stores.seen import SeenRecords
 from agents.stores.weaviate import collection_name
 from agents.vector_outbox import VectorOutbox, VectorWriter, background_executor
@@ -377,7 +379,11 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             for c in done:
                 await profiles_topic.send(key=c.source.encode(), value=completion_update(c))
 
-        watcher = FileWatcher(data_dir, settings.state_dir, emit, send_dead, flush, retract=retract, completed=completed)
+        async def scanned(done: ScanComplete) -> None:
+            await profiles_topic.send(key=b"scan", value=scan_update(done))
+
+        watcher = FileWatcher(data_dir, settings.state_dir, emit, send_dead, flush, retract=retract,
+                              completed=completed, scanned=scanned)  # fmt: skip
 
         @app.task
         async def watch() -> None:

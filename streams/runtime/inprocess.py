@@ -45,8 +45,10 @@ from agents.pipeline import (
     first_sightings,
     profile_messages,
     profile_update,
+    scan_update,
 )
 from agents.query.service import QueryService
+from agents.scan_groups import ScanComplete
 from agents.stores.base import GraphStore, VectorStore
 from agents.stores.seen import SeenRecords
 from contract.labels import printable
@@ -184,7 +186,8 @@ class InProcessRuntime:
         self.watcher: FileWatcher | None = None
         if data_dir is not None:
             self.watcher = FileWatcher(data_dir, state_dir, self._emit, self._dead, self._flush, settle=settle,
-                                       retract=self._retract, completed=self._completed)  # fmt: skip
+                                       retract=self._retract, completed=self._completed,
+                                       scanned=self._scanned)  # fmt: skip
 
     # ------------------------------------------------------------------------------------------------ state
     def _load_state(self) -> dict[str, Any]:
@@ -228,6 +231,10 @@ class InProcessRuntime:
     async def _completed(self, done: list[Any]) -> None:
         for c in done:
             self.bus.publish(PROFILES, c.source.encode(), completion_update(c))
+        await self.pump()
+
+    async def _scanned(self, done: ScanComplete) -> None:
+        self.bus.publish(PROFILES, b"scan", scan_update(done))
         await self.pump()
 
     async def _dead(self, dead: DeadLetter) -> None:
@@ -363,6 +370,7 @@ class InProcessRuntime:
         here = {printable(p.relative_to(root).as_posix()) for p in present}  # as the manifest names them
         gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if rel not in here]
         total = len(present) + len(gone)
+        self.watcher.begin_scan()  # one scan: its sources settle together, in whatever order files are read
         for i, path in enumerate([*present, *gone], start=1):
             if path.exists():
                 self.summary.files += await self.watcher.process(path)
@@ -371,6 +379,7 @@ class InProcessRuntime:
                 self.summary.files_deleted += 1
             if progress is not None:
                 progress(path.relative_to(root).as_posix(), i, total)
+        await self.watcher.end_scan()
         await self.tick()
         await self.drain()
         await self.stop()
