@@ -53,6 +53,7 @@ from streams.runtime.kafka_io import read_topic, source_key_filter
 from streams.runtime.lag import export_consumer_lag
 from streams.runtime.profile_pool import ProfilePool
 from streams.runtime.record_producer import RecordProducer
+from streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from streams.runtime.stores import graph_store, vector_store
 
 log = logging.getLogger(__name__)
@@ -212,15 +213,19 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         return json.dumps(writer.state())
 
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
+    agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck
+
     @app.agent(profiles_topic, concurrency=1)
     async def contract(stream: Any) -> None:
         writer: ContractWriter | None = None
         async for batch in stream.take(1000, within=0.05):
+            agent_step.enter("applying a batch")
             if writer is None:
                 raw = contract_state.get(STATE_KEY)
                 writer = ContractWriter.from_state(json.loads(raw) if raw else None, contract_id=settings.app_id)
             updates = [v for v in batch if v != TICK]
             out = await asyncio.to_thread(writer.on_updates, updates)  # inference and evolve: off the loop
+            agent_step.enter("publishing diffs and contracts")
             for key, value in out.diffs:
                 await diffs_topic.send(key=key, value=value)
             for key, value in out.contracts:
@@ -229,7 +234,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 await send_dead(dead)
             writer.dead.clear()
             if updates or out.contracts:
+                agent_step.enter("saving its state")
                 await save_state(await asyncio.to_thread(state_json, writer))
+            agent_step.enter(WAITING_FOR_BATCH)
 
     @app.timer(TICK_SECONDS)
     async def lag() -> None:
@@ -237,6 +244,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
 
     @app.timer(TICK_SECONDS)
     async def tick() -> None:
+        agent_step.check(STUCK_SECONDS)  # a tick reaches the agent every TICK_SECONDS: a long wait is a stall
         await send_staged()  # what a crash left staged (and a batch whose send failed)
         await profiles_topic.send(key=b"tick", value=TICK)  # lets idle pushed sources settle
 
@@ -357,6 +365,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 "backfill": w.tracker.snapshot() if w else {},
                 "deferred": len(w.deferred) if w else 0,
                 "vectors_pending": outbox.pending(),
+                "contract_agent": agent_step.snapshot(),
             }
         )
 

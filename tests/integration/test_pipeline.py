@@ -108,6 +108,8 @@ def test_chinook_drop_matches_truth(kafka_bootstrap: str, weaviate_client: Any, 
         want = expected_counts(truth)
         got = poll(lambda: graph_counts(neo4j_driver, truth), lambda g: g == want, 300, "Chinook in Neo4j", worker.log)
         assert got == want
+        agent = worker.health()["contract_agent"]  # what the contract agent does, and for how long
+        assert isinstance(agent["step"], str) and 0 <= agent["seconds"] < 60, agent
         # Every metric the alert rules and dashboards query is on the live worker's /metrics.
         with urllib.request.urlopen(f"http://127.0.0.1:{worker.web_port}/metrics", timeout=10) as resp:
             exported = {family(n) for n in re.findall(r"^# TYPE (\S+) ", resp.read().decode("utf-8"), re.M)}
