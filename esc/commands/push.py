@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 import typer
@@ -19,9 +20,12 @@ def push(
     id_field: str = typer.Option(None, "--id-field", help="Payload field to use as the record id."),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
-    """Push JSON records (one object per line, or a JSON array) onto esc.records."""
+    """Push JSON records (one object per line, a JSON array in any layout, or one object) onto esc.records.
+
+    Each record is checked as the worker checks it; invalid and oversized ones (over 1 MiB) go to esc.dlq with the
+    reason, and the rest are sent."""
     from streams.events import DeadLetter
-    from streams.push import envelopes_from_lines
+    from streams.push import envelopes_from_bytes
     from streams.runtime.kafka_io import ensure_topics, producer
     from streams.topics import DLQ, RECORDS
 
@@ -38,12 +42,13 @@ def push(
         try:
             with contextlib.ExitStack() as stack:
                 fh = sys.stdin.buffer if file == "-" else stack.enter_context(Path(file).open("rb"))
-                for item in envelopes_from_lines(source, fh, id_field):
+                for item in envelopes_from_bytes(source, fh.read(), id_field):
                     if isinstance(item, DeadLetter):
                         await prod.send(
                             DLQ.name(settings.topic_prefix), item.model_dump_json().encode(), key=source.encode()
                         )
                         dead += 1
+                        reasons[item.reason.split(":", 1)[0]] += 1
                     else:
                         await prod.send(
                             RECORDS.name(settings.topic_prefix), item.model_dump_json().encode(), key=item.key().encode()
@@ -54,9 +59,11 @@ def push(
             await prod.stop()
         return sent, dead
 
+    reasons: Counter[str] = Counter()
     sent, dead = asyncio.run(run())
     if as_json:
-        typer.echo(json.dumps({"source": source, "sent": sent, "dead_letters": dead}))
+        typer.echo(json.dumps({"source": source, "sent": sent, "dead_letters": dead, "accepted": sent,
+                               "rejected": dead, "reasons": dict(reasons.most_common())}))
     else:
         typer.echo(f"pushed {sent} record(s) to {settings.topic('records')}; {dead} rejected to {settings.topic('dlq')}")
 

@@ -285,20 +285,24 @@ def test_garbage_and_invalid_records_go_to_dlq_and_the_rest_is_ingested(
         (worker.data / f"Broken{worker.run}.jsonl").write_text('{"id": 1}\n{not json}\n{"id": 2}\n', "utf-8")
         (worker.data / f"{good}.csv").write_text("id,name\n1,a\n2,b\n3,c\n", "utf-8")
         lines = tmp_path / "push.jsonl"
-        lines.write_text('{"id": 10, "v": "x"}\n[1, 2]\nnot json\n{"id": 11, "v": "y"}\n', "utf-8")
+        big = json.dumps({"id": 12, "v": "z" * (5 << 20)})  # 5 MB: over the record limit (and the producer's)
+        lines.write_text('{"id": 10, "v": "x"}\n[1, 2]\nnot json\n{"id": 11, "v": "y"}\n' + big + "\n", "utf-8")
         out = subprocess.run(
             [sys.executable, "-m", "esc.cli", "push", pushed, str(lines), "--id-field", "id", "--json"],
             env=worker.env, capture_output=True, text=True, timeout=60, check=True,
         )
-        assert json.loads(out.stdout) == {"source": pushed, "sent": 2, "dead_letters": 3}  # [1, 2] is two non-objects
+        assert json.loads(out.stdout) == {  # [1, 2] is two non-objects
+            "source": pushed, "sent": 2, "dead_letters": 4, "accepted": 2, "rejected": 4,
+            "reasons": {"invalid record": 2, "invalid json": 1, "record too large": 1},
+        }
         poll(lambda: neo4j_driver.execute_query(f"MATCH (n:`{labels[0]}`) RETURN count(n) AS c").records[0]["c"],
              lambda c: c == 3, 120, "the good file", worker.log)
         # Pushed sources settle after a quiet period (no file tells the agent they are complete).
         poll(lambda: neo4j_driver.execute_query(f"MATCH (n:`{labels[1]}`) RETURN count(n) AS c").records[0]["c"],
              lambda c: c == 2, 120, "the pushed records", worker.log)
-        dead = read_dlq(kafka_bootstrap, worker.topic("dlq"), 5, 30)
+        dead = read_dlq(kafka_bootstrap, worker.topic("dlq"), 6, 30)
         reasons = sorted(d["reason"].split(":")[0] for d in dead)
-        assert "invalid json" in reasons and "invalid record" in reasons
+        assert "invalid json" in reasons and "invalid record" in reasons and "record too large" in reasons
         assert any((d.get("location") or "").startswith(f"Broken{worker.run}.jsonl") for d in dead)
         assert any("junk.bin" in (d.get("location") or "") for d in dead)
         assert all(d["original"] for d in dead if d["stage"] in ("push", "reader"))

@@ -38,3 +38,23 @@ def test_contract_round_trips_through_topic_value_and_keys_are_distinct() -> Non
     c = Contract(version=4, sources={"A": SourceSpec(format="csv", identity_key=["id"])})
     assert parse_contract(dump_json(c).encode()).sources["A"].identity_key == ["id"]
     assert latest_key("esc") == b"esc" and version_key("esc", 4) == b"esc@v4"
+
+
+def test_a_pretty_printed_array_is_one_document_and_an_oversized_record_is_dead_lettered() -> None:
+    import json
+
+    from streams.push import DLQ_ORIGINAL_BYTES, envelopes_from_bytes
+
+    big = {"id": 2, "blob": "x" * (5 << 20)}  # 5 MB: over the 1 MiB record limit
+    data = json.dumps([{"id": 1, "name": "a"}, big, {"id": 3}, 7], indent=2).encode()
+    out = list(envelopes_from_bytes("things", data, id_field="id"))
+    assert [o.record_id for o in out if isinstance(o, RecordEnvelope)] == ["1", "3"]
+    dead = [o for o in out if isinstance(o, DeadLetter)]
+    assert [d.reason.split(":")[0] for d in dead] == ["record too large", "invalid record"]
+    assert "item 2: 5243" in dead[0].reason and dead[0].location == "2"
+    assert len(dead[0].original) == DLQ_ORIGINAL_BYTES  # the dead letter itself stays small
+    one = list(envelopes_from_bytes("things", b'{\n  "id": 9,\n  "name": "one object"\n}\n', id_field="id"))
+    assert [o.record_id for o in one if isinstance(o, RecordEnvelope)] == ["9"]
+    lines = list(envelopes_from_bytes("things", b'{"id": 1}\n{"id": 2}\n{oops\n', id_field="id"))
+    assert [type(o).__name__ for o in lines] == ["RecordEnvelope", "RecordEnvelope", "DeadLetter"]
+    assert lines[2].reason.startswith("invalid json: line 3")  # type: ignore[union-attr]
