@@ -72,6 +72,17 @@ def envelope_for(record: Record, rel: str, file_hash: str) -> RecordEnvelope:
     )
 
 
+def emission_for(record: Record, rel: str, file_hash: str) -> Emission | Rejected:
+    """The record's message, or a rejection when it cannot be one (a lone surrogate in a value has no UTF-8 form;
+    nesting deeper than the JSON encoder's recursion limit): one bad record never stops its file."""
+    try:
+        return Emission.of(envelope_for(record, rel, file_hash))
+    except (ValueError, RecursionError) as exc:  # UnicodeEncodeError and pydantic's serialization errors included
+        reason = f"record cannot be serialized as JSON: {type(exc).__name__}: {exc}"
+        return Rejected(file=rel, reason=reason[:500], location=record.location,
+                        raw=repr(record.values)[:2000].encode("utf-8", "backslashreplace").decode("utf-8"))
+
+
 def dead_letter_for(rej: Rejected) -> DeadLetter:
     return DeadLetter.of(
         rej.reason,
@@ -271,10 +282,8 @@ class FileWatcher(Connector):
         counts: Counter[str] = Counter()
 
         def next_batch() -> list[Emission | Rejected]:  # in a thread: read, build and serialize envelopes
-            return [
-                item if isinstance(item, Rejected) else Emission.of(envelope_for(item, sf.rel, digest))
-                for item in islice(items, BATCH)
-            ]
+            return [item if isinstance(item, Rejected) else emission_for(item, sf.rel, digest)
+                    for item in islice(items, BATCH)]
 
         while True:
             batch = await asyncio.to_thread(next_batch)

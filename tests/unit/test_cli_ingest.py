@@ -135,3 +135,22 @@ def test_hostile_file_names_are_ingested_under_safe_source_names(tmp_path: Path,
     assert again["files"] == 0 and again["files_deleted"] == 0 and again["tombstones"] == 0  # stable names
     asked = runner.invoke(app, ["ask", "--embedded", "--json", "What is the v of Caf\u00e9 with id 5?"])
     assert json.loads(asked.stdout.strip().splitlines()[-1])["answer"] == "value5", asked.stdout
+
+
+def test_a_record_that_cannot_be_json_is_dead_lettered_and_its_file_goes_on(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ESC_STATE_DIR", str(tmp_path / "state"))
+    monkeypatch.setenv("ESC_EMBEDDER", "hashing")
+    data = tmp_path / "drop"
+    data.mkdir()
+    (data / "lone.jsonl").write_text('{"id": 1, "v": "\\ud800 lone"}\n{"id": 2, "v": "fine"}\n', "utf-8")
+    deep: object = "x"
+    for _ in range(900):
+        deep = {"a": deep}
+    (data / "deep.json").write_text(json.dumps([{"id": 1, "v": deep}]), "utf-8")
+    result = CliRunner().invoke(app, ["ingest", str(data), "--embedded", "--json"])
+    assert result.exit_code == 0, result.output
+    run = json.loads(result.stdout.strip().splitlines()[-1])
+    assert run["sources"]["lone"] == 1 and run["dead"] == 1, run  # the other record of the file is ingested
+    assert any("cannot be serialized" in r and "surrogates" in r for r in run["dead_reasons"])
+    assert run["sources"]["deep"] == 1
