@@ -30,7 +30,7 @@ from typing import Any
 
 from contract.keys import KeyResult
 from contract.model import Endpoint, ForeignKey
-from contract.names import base_name, column_prefix, names_source, norm, source_stem, strip_prefix
+from contract.names import base_name, names_source, norm, source_stem, strip_prefix
 from contract.profile import SourceProfile
 from contract.semantic import id_word, tokens
 from contract.sketches import BottomK, ExactSet, containment
@@ -157,7 +157,7 @@ def single_candidates(
     f = p.fields[col]
     if f.nonnull == 0 or f.physical not in ("int", "string"):
         return []
-    s_prefix = column_prefix(p.columns())
+    s_prefix = p.column_prefix()
     own = keys.get(source)
     out: list[Candidate] = []
     for t, key in keys.items():
@@ -167,7 +167,7 @@ def single_candidates(
         if t == source and k == col:
             continue
         tp = profiles[t]
-        t_prefix = column_prefix(tp.columns())
+        t_prefix = tp.column_prefix()
         ev = name_evidence(col, s_prefix, t, k, t_prefix)
         if ev is None:
             if own is not None and col in own.fields:
@@ -251,11 +251,11 @@ def infer_composite(
         target_combo = tp.combos.get(tuple(key.fields))
         if target_combo is None:
             continue
-        t_prefix = column_prefix(tp.columns())
+        t_prefix = tp.column_prefix()
         for source, p in sorted(profiles.items()):
             if source == t:
                 continue
-            s_prefix = column_prefix(p.columns())
+            s_prefix = p.column_prefix()
             match: list[str] = []
             rules: list[str] = []
             for k in key.fields:

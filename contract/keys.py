@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract.names import column_prefix, names_source
+from contract.names import names_source
 from contract.profile import ComboProfile, SourceProfile
 from contract.semantic import id_word
 
@@ -90,7 +90,7 @@ def infer_key(p: SourceProfile) -> KeyResult | None:
     """The identity key of one source, or None when no candidate is non-null and unique."""
     if p.records == 0:
         return None
-    prefix = column_prefix(p.columns())
+    prefix = p.column_prefix()
     singles: list[tuple[float, int, str, Uniqueness, dict[str, Any]]] = []
     for c in p.columns():
         if not _keyable(p, c):

@@ -107,6 +107,10 @@ class Relationship(_Model):
     confidence: float = 1.0
 
 
+_FID_INDEX: dict[int, dict[str, tuple[str, int]]] = {}
+"""Field id -> (source, position) per contract object (by ``id``; never trusted: every hit is re-checked)."""
+
+
 class Contract(_Model):
     format_version: int = FORMAT_VERSION
     contract_id: str = "esc"
@@ -125,10 +129,19 @@ class Contract(_Model):
         return next((e for e in self.entities if e.source == source), None)
 
     def field_by_id(self, fid: str) -> tuple[str, FieldSpec] | None:
-        for sname, src in self.sources.items():
-            for f in src.fields:
-                if f.id == fid:
-                    return sname, f
+        """(source, field) of a field id. Indexed (asked once per attribute, it was quadratic on a wide source);
+        every hit is checked against the fields as they are now, and a miss rebuilds the index once."""
+        for rebuilt in (False, True):
+            at = _FID_INDEX.get(id(self), {}).get(fid)
+            if at is not None:
+                src = self.sources.get(at[0])
+                if src is not None and at[1] < len(src.fields) and src.fields[at[1]].id == fid:
+                    return at[0], src.fields[at[1]]
+            if rebuilt:
+                return None
+            if len(_FID_INDEX) >= 16:
+                _FID_INDEX.clear()
+            _FID_INDEX[id(self)] = {f.id: (s, i) for s, spec in self.sources.items() for i, f in enumerate(spec.fields)}
         return None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from contract.semantic import id_word, tokens
 
@@ -36,12 +37,21 @@ def source_stem(source: str) -> str:
 
 
 def column_prefix(columns: Sequence[str]) -> str:
-    """A table prefix shared by (nearly) all columns, like TPC-H's ``l_`` / ``ps_``; '' if none."""
+    """A table prefix shared by (nearly) all columns, like TPC-H's ``l_`` / ``ps_``; '' if none. Cached: key and
+    foreign-key inference ask it once per column pair of sources, which is quadratic on a wide file."""
+    return _column_prefix(tuple(columns))
+
+
+_HEAD = re.compile(r"([A-Za-z]{1,4}_)[A-Za-z]")
+
+
+@lru_cache(maxsize=1024)
+def _column_prefix(columns: tuple[str, ...]) -> str:
     if len(columns) < 2:
         return ""
     heads: dict[str, int] = {}
     for c in columns:
-        m = re.match(r"([A-Za-z]{1,4}_)[A-Za-z]", c)
+        m = _HEAD.match(c)
         if m:
             heads[m.group(1).lower()] = heads.get(m.group(1).lower(), 0) + 1
     if not heads:

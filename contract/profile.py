@@ -229,8 +229,23 @@ class SourceProfile:
 
     # ---------------------------------------------------------------------------------------------- reading
     def columns(self) -> list[str]:
-        """Field names in position order."""
-        return sorted(self.fields, key=lambda c: (self.fields[c].position, c))
+        """Field names in position order (computed once: a frozen profile's fields do not change; inference asks
+        for them per column pair, which on a wide file was most of its time)."""
+        cached: tuple[int, list[str]] | None = self.__dict__.get("_columns")
+        if cached is None or cached[0] != len(self.fields):
+            cached = (len(self.fields), sorted(self.fields, key=lambda c: (self.fields[c].position, c)))
+            object.__setattr__(self, "_columns", cached)
+        return list(cached[1])
+
+    def column_prefix(self) -> str:
+        """The table prefix its columns share (``contract.names.column_prefix``), computed once."""
+        cached: tuple[int, str] | None = self.__dict__.get("_prefix")
+        if cached is None or cached[0] != len(self.fields):
+            from contract.names import column_prefix
+
+            cached = (len(self.fields), column_prefix(self.columns()))
+            object.__setattr__(self, "_prefix", cached)
+        return cached[1]
 
     def null_rate(self, name: str) -> float:
         f = self.fields.get(name)
