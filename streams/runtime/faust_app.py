@@ -384,12 +384,14 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         async def flush() -> None:
             await producer.flush()
 
+        # Both are awaited until Kafka has them: the connector then records the file (or the scan) as done, and a
+        # lost end-of-file or end-of-scan would leave its sources waiting forever.
         async def completed(done: list[Any]) -> None:
-            for c in done:
-                await profiles_topic.send(key=c.source.encode(), value=completion_update(c))
+            sent = [await profiles_topic.send(key=c.source.encode(), value=completion_update(c)) for c in done]
+            await asyncio.gather(*sent)
 
         async def scanned(done: ScanComplete) -> None:
-            await profiles_topic.send(key=b"scan", value=scan_update(done))
+            await (await profiles_topic.send(key=b"scan", value=scan_update(done)))
 
         watcher = FileWatcher(data_dir, settings.state_dir, emit, send_dead, flush, retract=retract,
                               completed=completed, scanned=scanned)  # fmt: skip
