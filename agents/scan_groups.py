@@ -56,9 +56,6 @@ class ScanGroups:
                 out |= sources
         return out
 
-    def __len__(self) -> int:
-        return len(self._scans)
-
     def to_dict(self) -> dict[str, Any]:
         return {k: {"members": sorted(map(list, s.members)), "expected": s.expected}
                 for k, s in sorted(self._scans.items())}

@@ -79,10 +79,7 @@ class SeenRecords:
 
     def remember_hashes(self, pairs: Sequence[tuple[bytes, bytes]]) -> None:
         """Remember (record key, content hash) pairs, as ``check`` returned them."""
-        with self._lock:
-            self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO seen (k, h) VALUES (?, ?)", pairs)
-            self._db.execute("COMMIT")
+        self.stage(pairs, ())
 
     def stage(self, pairs: Sequence[tuple[bytes, bytes]], messages: Sequence[tuple[bytes, bytes]]) -> None:
         """In one transaction: remember (record key, content hash) pairs and stage the (key, value) messages

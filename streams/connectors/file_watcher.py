@@ -33,6 +33,7 @@ from contract.readers import SourceFile, format_for, read
 from contract.records import Record, Rejected
 from streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
 from streams.events import DeadLetter, RecordEnvelope
+from streams.local_files import write_atomic
 
 Retract = Callable[[list[str]], Awaitable[None]]
 Completed = Callable[[list[SourceComplete]], Awaitable[None]]
@@ -120,10 +121,7 @@ class Manifest:
                 log.warning("manifest %s unreadable; starting empty (downstream writes are idempotent)", path)
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self.hashes, sort_keys=True, indent=0), "utf-8")
-        tmp.replace(self.path)
+        write_atomic(self.path, json.dumps(self.hashes, sort_keys=True, indent=0))
 
 
 class FileWatcher(Connector):
@@ -197,14 +195,12 @@ class FileWatcher(Connector):
             return None
         members = {tuple(m) for m in self._scan["members"]} | {(s, rel) for s in sources}
         self._scan["members"] = sorted(map(list, members))
-        self._scan_path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self._scan_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(self._scan), "utf-8")
-        tmp.replace(self._scan_path)
+        write_atomic(self._scan_path, json.dumps(self._scan))
         return str(self._scan["id"])
 
     async def process(self, path: Path) -> int:
-        # Printable, NFC (contract/labels.py): the name every record id, dead letter and manifest entry carries.
+        # Printable (contract/labels.py), not normalized: the name every record id, dead letter and manifest entry
+        # carries; two files whose names differ only in Unicode normalization stay two files.
         rel = printable(path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.name)
         if any(part.startswith(".") for part in Path(rel).parts):
             return 0
@@ -327,8 +323,4 @@ class FileWatcher(Connector):
         return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line]
 
     def _save_keys(self, rel: str, keys: list[str]) -> None:
-        path = self._keys_path(rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text("".join(json.dumps(k) + "\n" for k in keys), "utf-8")
-        tmp.replace(path)
+        write_atomic(self._keys_path(rel), "".join(json.dumps(k) + "\n" for k in keys))

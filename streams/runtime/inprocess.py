@@ -59,6 +59,7 @@ from streams import topics
 from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter
+from streams.local_files import append_line, write_atomic
 from streams.runtime.inprocess_bus import InProcessBus, RecordLog
 from streams.runtime.names import collection_for
 from streams.schema_events import latest_key
@@ -103,18 +104,6 @@ def load_diffs(state_dir: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text, "utf-8")
-    tmp.replace(path)
-
-
-def _append(path: Path, line: bytes) -> None:
-    with path.open("ab") as out:
-        out.write(line.rstrip(b"\n") + b"\n")
 
 
 @dataclass
@@ -208,7 +197,7 @@ class InProcessRuntime:
             "records_offset": self.bus.end_offset(topics.RECORDS),
             "writer": self.writer.state(),
         }
-        _write_atomic(self.dir / "state.json", json.dumps(state, sort_keys=True))
+        write_atomic(self.dir / "state.json", json.dumps(state, sort_keys=True))
 
     # ------------------------------------------------------------------------------------------- connector
     async def _emit(self, msg: Emission) -> None:
@@ -244,7 +233,7 @@ class InProcessRuntime:
     def _send_dead(self, dead: DeadLetter) -> None:
         value = dead.model_dump_json().encode()
         self.bus.publish(topics.DLQ, (dead.source or "").encode(), value)
-        _append(self.dir / "dlq.jsonl", value)
+        append_line(self.dir / "dlq.jsonl", value)
         self.summary.dead += 1
         self.summary.dead_reasons[dead.reason[:200]] += 1
 
@@ -280,13 +269,13 @@ class InProcessRuntime:
         for key, value in out.diffs:
             assert value is not None
             self.bus.publish(topics.SCHEMA_DIFFS, key, value)
-            _append(self.dir / "diffs.jsonl", value)
+            append_line(self.dir / "diffs.jsonl", value)
             self.summary.diffs.append(json.loads(value))
         for key, value in out.contracts:
             assert value is not None
             self.bus.publish(topics.SCHEMA_CONTRACTS, key, value)
             name = "contract.json" if key == latest_key(self.contract_id) else f"contracts/v{json.loads(value)['version']}.json"
-            _write_atomic(self.dir / name, value.decode("utf-8"))
+            write_atomic(self.dir / name, value.decode("utf-8"))
         for dead in self.writer.dead:
             self._send_dead(dead)
         self.writer.dead.clear()
