@@ -42,6 +42,8 @@ class Settings:
     llm_base_url: str = field(default_factory=lambda: os.environ.get("ESC_LLM_BASE_URL", ""))
     llm_model: str = field(default_factory=lambda: _env("ESC_LLM_MODEL", "gpt-4o-mini"))
     llm_api_key: str = field(default_factory=lambda: _env("ESC_LLM_API_KEY", "none"))
+    # Bearer token for the HTTP API's data endpoints; required to bind the API beyond loopback.
+    api_token: str = field(default_factory=lambda: os.environ.get("ESC_API_TOKEN", ""), repr=False)
 
     @property
     def kafka_bootstrap(self) -> str:

@@ -122,9 +122,12 @@ def _ask_http(settings: Settings, question: str, options: Any) -> dict[str, Any]
     import urllib.error
     import urllib.request
 
+    from streams.runtime.http_auth import bearer
+
     url = f"http://{settings.host}:{settings.web_port}/v1/ask"
     body = json.dumps({"question": question, "options": options.model_dump()}).encode("utf-8")
-    req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"}, method="POST")
+    headers = {"Content-Type": "application/json", **bearer(settings.api_token)}
+    req = urllib.request.Request(url, data=body, headers=headers, method="POST")
     try:
         with urllib.request.urlopen(req, timeout=HTTP_TIMEOUT_S) as resp:
             data = json.loads(resp.read().decode("utf-8"))

@@ -55,6 +55,13 @@ def up(
     # `kill -USR1 <pid>` prints every thread's stack to stderr: how to see where a stuck worker waits.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     settings = load()
+    from streams.runtime.http_auth import InsecureBind, check_bind
+
+    try:
+        check_bind(settings.host, settings.api_token)
+    except InsecureBind as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from exc
     mode = choose_mode(settings, embedded)
     if mode.embedded:
         _up_embedded(settings, data, mode, loglevel)

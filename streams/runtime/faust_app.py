@@ -49,6 +49,7 @@ from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
 from streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from streams.runtime.gc_tuning import tune_gc
+from streams.runtime.http_auth import check_bind, middleware
 from streams.runtime.kafka_io import read_topic, source_key_filter
 from streams.runtime.lag import export_consumer_lag
 from streams.runtime.profile_pool import ProfilePool
@@ -73,6 +74,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     prefix = settings.topic_prefix
     state = settings.state_dir / "worker"
     state.mkdir(parents=True, exist_ok=True)
+    check_bind(settings.host, settings.api_token)
     app = faust.App(
         settings.app_id,
         broker=f"kafka://{settings.kafka_bootstrap}",
@@ -82,6 +84,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         web_host=settings.host,
         web_bind=settings.host,  # never listen on every interface by default
         web_port=settings.web_port,
+        web_application_options={"middlewares": [middleware(settings.api_token)]},  # ESC_API_TOKEN (http_auth)
         topic_partitions=topics.RECORDS.partitions,
         topic_replication_factor=1,
         consumer_auto_offset_reset="earliest",

@@ -384,11 +384,12 @@ class InProcessRuntime:
             "deferred": len(self.worker.deferred),
         }
 
-    async def serve(self, host: str, port: int, tick_seconds: float = TICK_SECONDS) -> None:
-        """Watch the folder, keep contract, graph and vectors current, and serve HTTP until cancelled."""
+    async def serve(self, host: str, port: int, tick_seconds: float = TICK_SECONDS, token: str = "") -> None:
+        """Watch the folder, keep contract, graph and vectors current, and serve HTTP until cancelled (the data
+        endpoints need ``token`` as a bearer token when it is set)."""
         from streams.runtime.inprocess_http import serve
 
-        await serve(self, host, port, tick_seconds)
+        await serve(self, host, port, tick_seconds, token)
 
 
 def open_runtime(

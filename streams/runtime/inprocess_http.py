@@ -12,6 +12,7 @@ from agents import metrics
 from agents.ingest import Ingestor
 from agents.query.service import QueryService
 from esc.settings import Settings
+from streams.runtime.http_auth import check_bind, middleware
 
 if TYPE_CHECKING:
     from streams.runtime.inprocess import InProcessRuntime
@@ -19,9 +20,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-async def serve(runtime: InProcessRuntime, host: str, port: int, tick_seconds: float) -> None:
+async def serve(runtime: InProcessRuntime, host: str, port: int, tick_seconds: float, token: str = "") -> None:
     """Watch the folder, keep contract, graph and vectors current, and serve HTTP until cancelled."""
     from aiohttp import web
+
+    check_bind(host, token)
 
     if runtime.watcher is None:
         raise ValueError("no data folder: open the runtime with data_dir to serve")
@@ -56,7 +59,7 @@ async def serve(runtime: InProcessRuntime, host: str, port: int, tick_seconds: f
             return web.json_response({"error": "questions are not served by this runtime"}, status=404)
         return web.json_response(await asyncio.to_thread(runtime.query.schema_card))
 
-    app = web.Application()
+    app = web.Application(middlewares=[middleware(token)])
     app.router.add_get("/metrics", metrics_page)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/contract", contract_page)
@@ -120,7 +123,7 @@ def serve_embedded(settings: Settings, data_dir: Path) -> None:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, task.cancel)
         try:
-            await runtime.serve(settings.host, settings.web_port)
+            await runtime.serve(settings.host, settings.web_port, token=settings.api_token)
         except asyncio.CancelledError:
             log.info("embedded ESC stopping")
 

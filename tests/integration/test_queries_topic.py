@@ -7,6 +7,7 @@ import asyncio
 import json
 import string
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,10 @@ def ask_on_topic(bootstrap: str, prefix: str, request: dict[str, Any], timeout: 
 def test_questions_on_the_topic_and_over_http_are_answered_with_citations(
     kafka_bootstrap: str, neo4j_driver: Any, tmp_path: Path
 ) -> None:
-    worker = Worker(tmp_path).start()
+    worker = Worker(tmp_path)
+    token = f"tok-{worker.run}"
+    worker.env["ESC_API_TOKEN"] = token  # the HTTP API's data endpoints then need it (streams/runtime/http_auth.py)
+    worker.start()  # /healthz stays open: start() polls it without a token
     tag = letters_tag(worker.run)
     band, album = f"Band{tag}", f"Album{tag}"
     labels = [entity_name(band), entity_name(album)]
@@ -85,16 +89,27 @@ def test_questions_on_the_topic_and_over_http_are_answered_with_citations(
         ).records[0]["c"]
         assert found == 1  # the citation resolves to a real source record
 
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{worker.web_port}/v1/ask",
-            data=json.dumps({"id": "h-1", "question": "How many albums does Velvet Orchid have?"}).encode(),
-            headers={"Content-Type": "application/json"},
-            method="POST",
-        )
-        with urllib.request.urlopen(request, timeout=60) as resp:
+        def post(headers: dict[str, str]) -> urllib.request.Request:
+            return urllib.request.Request(
+                f"http://127.0.0.1:{worker.web_port}/v1/ask",
+                data=json.dumps({"id": "h-1", "question": "How many albums does Velvet Orchid have?"}).encode(),
+                headers={"Content-Type": "application/json", **headers},
+                method="POST",
+            )
+
+        for wrong in ({}, {"Authorization": "Bearer nope"}, {"Authorization": token}):
+            with pytest.raises(urllib.error.HTTPError) as denied:
+                urllib.request.urlopen(post(wrong), timeout=60)
+            assert denied.value.code == 401 and denied.value.headers["WWW-Authenticate"].startswith("Bearer")
+        auth = {"Authorization": f"Bearer {token}"}
+        with urllib.request.urlopen(post(auth), timeout=60) as resp:
             http_answer = json.load(resp)
         assert http_answer["id"] == "h-1" and http_answer["answer"] == 3 and http_answer["citations"]
-        with urllib.request.urlopen(f"http://127.0.0.1:{worker.web_port}/v1/schema", timeout=30) as resp:
+        with pytest.raises(urllib.error.HTTPError) as denied:
+            urllib.request.urlopen(f"http://127.0.0.1:{worker.web_port}/v1/schema", timeout=30)
+        assert denied.value.code == 401
+        schema = urllib.request.Request(f"http://127.0.0.1:{worker.web_port}/v1/schema", headers=auth)
+        with urllib.request.urlopen(schema, timeout=30) as resp:
             card = json.load(resp)
         assert labels[0] in json.dumps(card)
     finally:
