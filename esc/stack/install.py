@@ -153,8 +153,34 @@ def go_binary(*, name: str, module: str, version: str, binary: Path, cache_dir: 
     return binary
 
 
-def debian_package(*, name: str, package: str, binary: str, cache_dir: Path, say: Say) -> Path:
-    """The path of ``binary``; install the Debian ``package`` (no recommends) when missing and we are root."""
+SYSTEMD_RUNNING = Path("/run/systemd/system")  # exists only when systemd is PID 1 (sd_booted)
+
+
+def disable_distro_service(
+    unit: str, say: Say, run: Callable[[list[str]], int] = lambda argv: subprocess.call(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    ),
+) -> list[list[str]]:
+    """Stop and disable the service a Debian package enables on install (its own config, its own port, every
+    interface): ``esc stack`` runs its own instance. systemd when it is running, else the SysV scripts. Returns the
+    commands run; failures are reported, never fatal (the unit may not exist on this distribution)."""
+    if shutil.which("systemctl") and SYSTEMD_RUNNING.is_dir():
+        steps = [["systemctl", "disable", "--now", unit]]
+    else:
+        steps = [["service", unit, "stop"], ["update-rc.d", unit, "disable"]]
+    steps = [s for s in steps if shutil.which(s[0])]
+    for argv in steps:
+        code = run(argv)
+        say(f"  $ {' '.join(argv)}" + ("" if code == 0 else f"   (exit {code}: the distribution's {unit} service "
+                                                          "may still be enabled)"))
+    return steps
+
+
+def debian_package(
+    *, name: str, package: str, binary: str, cache_dir: Path, say: Say, service: str | None = None
+) -> Path:
+    """The path of ``binary``; install the Debian ``package`` (no recommends) when missing and we are root; the
+    package's own ``service`` is then stopped and disabled."""
     found = shutil.which(binary)
     if found:
         say(f"{name}: {binary} found at {found} (skip)")
@@ -178,4 +204,6 @@ def debian_package(*, name: str, package: str, binary: str, cache_dir: Path, say
     found = shutil.which(binary)
     if found is None:
         raise InstallError(f"{name}: apt-get installed {package} but {binary} is still not on PATH")
+    if service:
+        disable_distro_service(service, say)
     return Path(found)

@@ -15,6 +15,12 @@ from esc.stack.services import OPS_DIR, Service, StackError, java_binary, read_f
 READY_LINE = "ESC_NEO4J_READY"
 LAUNCHER = OPS_DIR / "neo4j" / "Launcher.java"
 PAGE_CACHE_BYTES = 128 * 1024 * 1024
+TX_TOTAL_BYTES = 1024 * 1024 * 1024
+"""``dbms.memory.transaction.total.max``: all transactions together (the heap is 2 GiB, ops/neo4j/jvm.flags); a
+runaway query fails with a memory error instead of taking the server down."""
+TX_MAX_BYTES = 512 * 1024 * 1024
+"""``db.memory.transaction.max``: one transaction (a 5,000-row UNWIND batch of agents/stores/neo4j.py needs far
+less)."""
 
 
 def neo4j_version() -> str:
@@ -118,6 +124,8 @@ class Neo4j(Service):
             self.settings.host,
             str(self.settings.neo4j_port),
             str(PAGE_CACHE_BYTES),
+            str(TX_TOTAL_BYTES),
+            str(TX_MAX_BYTES),
         ]
         return argv, dict(os.environ)
 

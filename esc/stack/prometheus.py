@@ -78,7 +78,8 @@ class Prometheus(Service):
 
     def install(self) -> None:
         debian_package(
-            name=self.name, package="prometheus", binary="prometheus", cache_dir=self.cache_dir, say=self.say
+            name=self.name, package="prometheus", binary="prometheus", cache_dir=self.cache_dir, say=self.say,
+            service="prometheus",  # the package enables its own server on :9090 (every interface): disabled
         )
 
     def prepare(self) -> None:

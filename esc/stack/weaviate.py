@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -43,6 +44,20 @@ class Weaviate(Service):
     def prepare(self) -> None:
         (self.dir / "data").mkdir(parents=True, exist_ok=True)
 
+    def cluster_secret(self) -> str:
+        """A random secret made once per state dir (mode 0600) for Weaviate's internal cluster API."""
+        path = self.dir / "cluster.secret"
+        if not path.exists():
+            self.dir.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:  # a concurrent `esc stack up` made it
+                pass
+            else:
+                with os.fdopen(fd, "w") as out:
+                    out.write(secrets.token_urlsafe(24))
+        return path.read_text().strip()
+
     def environment(self) -> dict[str, str]:
         """Weaviate's configuration (it reads env vars only); no ENABLE_MODULES: we bring our own vectors."""
         return {
@@ -61,6 +76,12 @@ class Weaviate(Service):
             "CLUSTER_DATA_BIND_PORT": str(self.settings.weaviate_gossip_port + 1),
             "GRPC_PORT": str(self.settings.weaviate_grpc_port),
             "DISABLE_TELEMETRY": "true",
+            # The Go profiling/debug listener binds every interface (":6060" in configure_api.go): off.
+            "GO_PROFILING_DISABLE": "true",
+            # The internal cluster API (CLUSTER_DATA_BIND_PORT) and gRPC bind every interface in 1.39 (":%d", no
+            # host setting): the cluster API at least asks for a per-install secret (README, "Ports").
+            "CLUSTER_BASIC_AUTH_USERNAME": "esc",
+            "CLUSTER_BASIC_AUTH_PASSWORD": self.cluster_secret(),
             "GOMEMLIMIT": "1GiB",
             "DISK_USE_WARNING_PERCENTAGE": "95",
             "DISK_USE_READONLY_PERCENTAGE": "99",

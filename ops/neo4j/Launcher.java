@@ -1,7 +1,8 @@
 // Runs Neo4j Community embedded with a Bolt connector, for `esc stack` (no Neo4j tarball, no Docker).
 //
 // Usage (Java 11+ runs this single source file directly):
-//   java <JVM flags from ops/neo4j/jvm.flags> -cp "<libs>/*" ops/neo4j/Launcher.java <home> <host> <port> <pagecache bytes>
+//   java <JVM flags from ops/neo4j/jvm.flags> -cp "<libs>/*" ops/neo4j/Launcher.java <home> <host> <port> \
+//        <pagecache bytes> <transaction memory, all transactions, bytes> <transaction memory, one transaction, bytes>
 //
 // Prints "ESC_NEO4J_READY bolt://<host>:<port>" once the default database is available, then stays up until
 // SIGTERM/SIGINT, when the shutdown hook stops the database cleanly (checkpoint, close the store).
@@ -22,14 +23,16 @@ import org.neo4j.graphdb.GraphDatabaseService;
 
 public class Launcher {
     public static void main(String[] args) throws Exception {
-        if (args.length != 4) {
-            System.err.println("usage: Launcher <home> <host> <port> <pagecache bytes>");
+        if (args.length != 6) {
+            System.err.println("usage: Launcher <home> <host> <port> <pagecache bytes> <tx total bytes> <tx max bytes>");
             System.exit(2);
         }
         Path home = Path.of(args[0]).toAbsolutePath();
         String host = args[1];
         int port = Integer.parseInt(args[2]);
         long pageCache = Long.parseLong(args[3]);
+        long txTotal = Long.parseLong(args[4]);
+        long txMax = Long.parseLong(args[5]);
 
         long started = System.nanoTime();
         DatabaseManagementService service = new DatabaseManagementServiceBuilder(home)
@@ -41,6 +44,8 @@ public class Launcher {
                 .setConfig(HttpsConnector.enabled, false)
                 .setConfig(GraphDatabaseSettings.auth_enabled, false)
                 .setConfig(GraphDatabaseSettings.pagecache_memory, pageCache)
+                .setConfig(GraphDatabaseSettings.memory_transaction_global_max_size, txTotal)
+                .setConfig(GraphDatabaseSettings.memory_transaction_max_size, txMax)
                 .setConfig(GraphDatabaseSettings.keep_logical_logs, "128M size")
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
                 .build();
