@@ -20,4 +20,7 @@ def version_key(contract_id: str, version: int) -> bytes:
 
 
 def parse_contract(value: bytes) -> Contract:
-    return serde.load_json(value.decode("utf-8"))
+    """A contract from a contracts-topic value (a CloudEvent in structured mode, streams/ce_binding.py)."""
+    from streams.ce_binding import contract_data
+
+    return serde.from_dict(contract_data(value))

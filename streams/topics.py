@@ -19,7 +19,9 @@ class TopicSpec:
 
 RECORDS = TopicSpec("records", key="source + record id", value="RecordEnvelope", partitions=4)
 SCHEMA_DIFFS = TopicSpec("schema.diffs", key="contract id", value="CloudEvent (esc.schema.diff)")
-SCHEMA_CONTRACTS = TopicSpec("schema.contracts", key="contract id", value="Contract", compacted=True)
+SCHEMA_CONTRACTS = TopicSpec(
+    "schema.contracts", key="contract id", value="CloudEvent (esc.schema.contract, data = Contract)", compacted=True
+)
 QUERIES = TopicSpec("queries", key="request id", value="QueryRequest")
 ANSWERS = TopicSpec("answers", key="request id", value="Answer")
 DLQ = TopicSpec("dlq", key="source", value="DeadLetter")

@@ -41,9 +41,8 @@ from agents.scan_groups import ScanComplete
 from agents.stores.seen import SeenRecords
 from agents.stores.weaviate import collection_name
 from agents.vector_outbox import VectorOutbox, VectorWriter, background_executor
-from contract.serde import load_json
 from esc.settings import Settings
-from streams import topics
+from streams import ce_binding, topics
 from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
@@ -56,6 +55,7 @@ from streams.runtime.profile_pool import ProfilePool
 from streams.runtime.record_producer import RecordProducer
 from streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from streams.runtime.stores import graph_store, vector_store
+from streams.schema_events import parse_contract
 
 log = logging.getLogger(__name__)
 PROFILE_BATCH = 5000
@@ -229,10 +229,12 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             updates = [v for v in batch if v != TICK]
             out = await asyncio.to_thread(writer.on_updates, updates)  # inference and evolve: off the loop
             agent_step.enter("publishing diffs and contracts")
-            for key, value in out.diffs:
-                await diffs_topic.send(key=key, value=value)
+            for key, value in out.diffs:  # CloudEvents Kafka binding, structured mode (streams/ce_binding.py)
+                headers, event = ce_binding.diff_message(value)
+                await diffs_topic.send(key=key, value=event, headers=headers)
             for key, value in out.contracts:
-                await contracts_topic.send(key=key, value=value)
+                headers, event = ce_binding.contract_message(value)
+                await contracts_topic.send(key=key, value=event, headers=headers)
             for dead in writer.dead:
                 await send_dead(dead)
             writer.dead.clear()
@@ -279,7 +281,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             return key == latest
 
         def apply(value: bytes) -> None:
-            contract = load_json(value.decode("utf-8"))
+            contract = parse_contract(value)
             service.on_contract(contract)
             plan = worker().on_contract(contract)
             if plan:

@@ -163,6 +163,7 @@ def test_sigkill_mid_ingest_then_restart_equals_clean_run(
 def tail_diffs(bootstrap: str, topic: str, stop_after: float) -> list[dict[str, Any]]:
     """Subscribe to esc.schema.diffs like a user does (a consumer group, from the latest offset)."""
     from aiokafka import AIOKafkaConsumer
+    from cloudevents.core.bindings import kafka
 
     async def run() -> list[dict[str, Any]]:
         consumer = AIOKafkaConsumer(
@@ -175,7 +176,11 @@ def tail_diffs(bootstrap: str, topic: str, stop_after: float) -> list[dict[str, 
             while time.monotonic() < deadline:
                 batch = await consumer.getmany(timeout_ms=500)
                 for msgs in batch.values():
-                    out.extend(json.loads(m.value) for m in msgs)
+                    for m in msgs:  # the CloudEvents Kafka binding, structured mode, read with the SDK
+                        headers = dict(m.headers)
+                        assert headers.get("content-type") == b"application/cloudevents+json", m.headers
+                        ev = kafka.from_structured_event(kafka.KafkaMessage(headers=headers, key=m.key, value=m.value))
+                        out.append({**ev.get_attributes(), "data": ev.get_data()})
                 await consumer.commit()
         finally:
             await consumer.stop()
@@ -215,6 +220,11 @@ def test_new_column_emits_one_diff_and_backfills_existing_nodes(
         assert after, "no schema-diff event reached the subscriber"
         event = after[-1]
         assert event["specversion"] == "1.0" and event["type"] == "esc.schema.diff"
+        assert event["partitionkey"] == worker.app_id and event["source"] == "esc/contract-agent"
+        contracts = tail_diffs(kafka_bootstrap, worker.topic("schema.contracts"), 3.0)  # the same binding
+        assert {c["type"] for c in contracts} == {"esc.schema.contract"}
+        assert {c["subject"] for c in contracts if c["partitionkey"] == worker.app_id} >= {f"{worker.app_id}@v{v_before + 1}"}
+        assert contracts[-1]["data"]["contract_id"] == worker.app_id
         assert event["data"]["from_version"] == v_before and event["data"]["to_version"] == v_before + 1
         assert len(after) == 1  # the version grew by exactly one
         fields = [i["target"] for i in event["data"]["added"].get("field", [])]
