@@ -32,17 +32,22 @@ def _message(attributes: dict[str, Any], data: Any) -> tuple[Headers, bytes]:
     return list(msg.headers.items()), msg.value
 
 
-def diff_message(event_json: bytes) -> tuple[Headers, bytes]:
+def diff_message(event_json: bytes | None) -> tuple[Headers, bytes | None]:
     """Headers and value for a schema-diff event (``streams.events.CloudEvent`` as JSON) on Kafka."""
+    if event_json is None:
+        return [], None
     ev = json.loads(event_json)
     attrs = {k: ev.get(k) for k in ("id", "source", "type", "subject", "datacontenttype")}
     attrs["time"] = datetime.fromisoformat(ev["time"]) if ev.get("time") else None
     return _message(attrs, ev.get("data") or {})
 
 
-def contract_message(contract_json: bytes) -> tuple[Headers, bytes]:
+def contract_message(contract_json: bytes | None) -> tuple[Headers, bytes | None]:
     """Headers and value for a contract (plain JSON) on the compacted contracts topic. The id is deterministic
-    (contract id, version, content hash): a re-sent contract is recognisably the same event."""
+    (contract id, version, content hash): a re-sent contract is recognisably the same event. A tombstone (None)
+    stays one."""
+    if contract_json is None:
+        return [], None
     data = json.loads(contract_json)
     cid, version = data.get("contract_id", ""), data.get("version", 0)
     return _message(
