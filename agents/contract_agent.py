@@ -228,8 +228,10 @@ class ContractAgent:
         completions: Sequence[SourceComplete] = (),
         now: float | None = None,
         scans: Sequence[ScanComplete] = (),
+        flushes: Sequence[str] = (),
     ) -> tuple[Contract, ContractDiff | None]:
-        """Merge deltas and completions, close scans; evolve the contract. ``(contract, diff or None)``."""
+        """Merge deltas and completions, close scans, mark flushed topic sources (a producer's end of batch, after
+        its records' deltas); evolve the contract. ``(contract, diff or None)``."""
         now = time.time() if now is None else now
         changed: set[str] = set()
         taken: dict[str, int] = {}
@@ -245,6 +247,9 @@ class ContractAgent:
                 changed.add(c.source)
         for done in scans:
             self.scans.close(done)
+        for name in flushes:
+            if name in self.sources:
+                self.sources[name].flushed = True
         own = {s: st.check_settled(now, self.settle_records, self.settle_seconds) for s, st in self.sources.items()}
         held = self.scans.holding(lambda s: own.get(s, False))
         self.newly_settled = []

@@ -134,6 +134,12 @@ def scan_update(done: ScanComplete) -> bytes:
     return json.dumps({"kind": "scan", "scan": done.model_dump(mode="json")}).encode("utf-8")
 
 
+def flush_update(source: str) -> bytes:
+    """A producer's end of batch for a topic source: it settles once its profile has records (``esc push
+    --embedded`` sends it after its records were profiled; file sources settle by their completions instead)."""
+    return json.dumps({"kind": "flush", "source": source}).encode("utf-8")
+
+
 TICK = json.dumps({"kind": "tick"}).encode("utf-8")
 
 
@@ -167,6 +173,7 @@ class ContractWriter:
         deltas: list[ProfileDelta] = []
         completions: list[SourceComplete] = []
         scans: list[ScanComplete] = []
+        flushes: list[str] = []
         for raw in values:
             try:
                 msg = json.loads(raw)
@@ -176,9 +183,12 @@ class ContractWriter:
                     completions.append(SourceComplete.model_validate(msg["complete"]))
                 elif msg.get("kind") == "scan":
                     scans.append(ScanComplete.model_validate(msg["scan"]))
+                elif msg.get("kind") == "flush":
+                    flushes.append(str(msg["source"]))
             except (ValueError, KeyError, TypeError) as exc:
                 self.dead.append(DeadLetter.of(f"invalid profile update: {exc}", "contract-agent", raw))
-        contract, diff = self.agent.apply(deltas, completions, now=time.time() if now is None else now, scans=scans)
+        contract, diff = self.agent.apply(deltas, completions, now=time.time() if now is None else now, scans=scans,
+                                          flushes=flushes)  # fmt: skip
         out = Outgoing(contract=contract, diff=diff)
         if contract.contract_id != self.contract_id:
             contract = contract.model_copy(update={"contract_id": self.contract_id})

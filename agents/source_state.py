@@ -66,6 +66,7 @@ class SourceState:
     last_seen: float = 0.0
     settled: bool = False  # keys/links may be inferred now
     ever_settled: bool = False
+    flushed: bool = False  # a producer said a batch of this topic source is complete (``esc push --embedded``)
     _profile: SourceProfile | None = field(default=None, repr=False)
 
     # -- the evidence that counts ----------------------------------------------------------------------------------
@@ -154,6 +155,8 @@ class SourceState:
     def check_settled(self, now: float, settle_records: int, settle_seconds: float) -> bool:
         if self.gens or self.completed:
             return not self.waiting()
+        if self.flushed and self.profile.records:
+            return True
         return self.profile.records >= settle_records or (now - self.last_seen) >= settle_seconds
 
     # -- state -------------------------------------------------------------------------------------------------------
@@ -169,13 +172,14 @@ class SourceState:
             "last_seen": self.last_seen,
             "settled": self.settled,
             "ever_settled": self.ever_settled,
+            "flushed": self.flushed,
         }
 
     @classmethod
     def from_dict(cls, name: str, d: Mapping[str, Any], caps: Caps) -> SourceState:
         st = cls(name=name, format=d["format"], parent=d.get("parent"), array_path=d.get("array_path"),
                  last_seen=float(d.get("last_seen", 0.0)), settled=bool(d.get("settled", False)),
-                 ever_settled=bool(d.get("ever_settled", False)))
+                 ever_settled=bool(d.get("ever_settled", False)), flushed=bool(d.get("flushed", False)))
         if "gens" not in d:  # state version 1: one additive profile, records counted per file
             st.loose = SourceProfile.from_dict(d["profile"], caps)
             empty = SourceProfile.empty(name)

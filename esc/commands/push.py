@@ -1,4 +1,5 @@
-"""``esc push SOURCE FILE|-``: send JSON records to esc.records (invalid ones to esc.dlq with the reason)."""
+"""``esc push SOURCE FILE|-``: send JSON records to esc.records (invalid ones to esc.dlq with the reason);
+``--delete ID`` retracts pushed records (tombstones); ``--embedded`` pushes into the embedded state instead."""
 
 from __future__ import annotations
 
@@ -7,65 +8,99 @@ import contextlib
 import json
 import sys
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
 
-from esc.settings import load
+from esc.settings import Settings, load
 
 
 def push(
     source: str = typer.Argument(..., help="Source name the records belong to."),
-    file: str = typer.Argument(..., help="JSONL / JSON file, or - for standard input."),
+    file: str = typer.Argument(None, help="JSONL / JSON file, or - for standard input (optional with --delete)."),
     id_field: str = typer.Option(None, "--id-field", help="Payload field to use as the record id."),
+    delete: list[str] = typer.Option(
+        [], "--delete", metavar="ID", help="Retract the pushed record with this id (repeat for more)."
+    ),
+    embedded: bool = typer.Option(
+        False, "--embedded", help="Push into the embedded state in ESC_STATE_DIR (no Kafka); returns when current."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print a JSON summary."),
 ) -> None:
     """Push JSON records (one object per line, a JSON array in any layout, or one object) onto esc.records.
 
     Each record is checked as the worker checks it; invalid and oversized ones (over 1 MiB) go to esc.dlq with the
     reason, and the rest are sent."""
-    from streams.events import DeadLetter
+    from streams.events import DeadLetter, RecordEnvelope
     from streams.push import envelopes_from_bytes
+
+    settings = load()
+    if file is None and not delete:
+        typer.echo("give a FILE (or - for standard input) to push, or --delete ID to retract records", err=True)
+        raise typer.Exit(2)
+    if file not in (None, "-") and not Path(file).is_file():
+        typer.echo(f"no such file: {file}", err=True)
+        raise typer.Exit(2)
+    items: list[RecordEnvelope | DeadLetter] = []
+    if file is not None:
+        with contextlib.ExitStack() as stack:
+            fh = sys.stdin.buffer if file == "-" else stack.enter_context(Path(file).open("rb"))
+            items = list(envelopes_from_bytes(source, fh.read(), id_field))
+    reasons: Counter[str] = Counter(i.reason.split(":", 1)[0] for i in items if isinstance(i, DeadLetter))
+    dead = sum(reasons.values())
+    sent = len(items) - dead
+    if embedded:
+        where = _push_embedded(settings, source, items, delete)
+    else:
+        asyncio.run(_push_kafka(settings, source, items, delete))
+        where = settings.topic("records")
+    if as_json:
+        typer.echo(json.dumps({"source": source, "sent": sent, "dead_letters": dead, "accepted": sent,
+                               "rejected": dead, "deleted": len(delete), "reasons": dict(reasons.most_common())}))
+    else:
+        gone = f"; {len(delete)} retracted" if delete else ""
+        typer.echo(f"pushed {sent} record(s) to {where}; {dead} rejected to the dead-letter queue{gone}")
+
+
+async def _push_kafka(settings: Settings, source: str, items: Sequence[object], delete: list[str]) -> None:
+    from streams.events import DeadLetter, RecordEnvelope
     from streams.runtime.kafka_io import ensure_topics, producer
     from streams.topics import DLQ, RECORDS
 
-    settings = load()
-    if file != "-" and not Path(file).is_file():
-        typer.echo(f"no such file: {file}", err=True)
-        raise typer.Exit(2)
+    await ensure_topics(settings)
+    prod = producer(settings)
+    await prod.start()
+    records = RECORDS.name(settings.topic_prefix)
+    try:
+        for item in items:
+            if isinstance(item, DeadLetter):
+                await prod.send(DLQ.name(settings.topic_prefix), item.model_dump_json().encode(), key=source.encode())
+            elif isinstance(item, RecordEnvelope):
+                await prod.send(records, item.model_dump_json().encode(), key=item.key().encode())
+        for rid in delete:  # a tombstone under the record's key retracts it (the key is source + record id)
+            await prod.send(records, None, key=f"{source}\x1f{rid}".encode())
+        await prod.flush()
+    finally:
+        await prod.stop()
 
-    async def run() -> tuple[int, int]:
-        await ensure_topics(settings)
-        prod = producer(settings)
-        await prod.start()
-        sent = dead = 0
-        try:
-            with contextlib.ExitStack() as stack:
-                fh = sys.stdin.buffer if file == "-" else stack.enter_context(Path(file).open("rb"))
-                for item in envelopes_from_bytes(source, fh.read(), id_field):
-                    if isinstance(item, DeadLetter):
-                        await prod.send(
-                            DLQ.name(settings.topic_prefix), item.model_dump_json().encode(), key=source.encode()
-                        )
-                        dead += 1
-                        reasons[item.reason.split(":", 1)[0]] += 1
-                    else:
-                        await prod.send(
-                            RECORDS.name(settings.topic_prefix), item.model_dump_json().encode(), key=item.key().encode()
-                        )
-                        sent += 1
-            await prod.flush()
-        finally:
-            await prod.stop()
-        return sent, dead
 
-    reasons: Counter[str] = Counter()
-    sent, dead = asyncio.run(run())
-    if as_json:
-        typer.echo(json.dumps({"source": source, "sent": sent, "dead_letters": dead, "accepted": sent,
-                               "rejected": dead, "reasons": dict(reasons.most_common())}))
-    else:
-        typer.echo(f"pushed {sent} record(s) to {settings.topic('records')}; {dead} rejected to {settings.topic('dlq')}")
+def _push_embedded(settings: Settings, source: str, items: Sequence[object], delete: list[str]) -> str:
+    from agents.stores.embedded.db import StoreLocked
+    from streams.events import DeadLetter, RecordEnvelope
+    from streams.runtime.inprocess import open_runtime, state_folder
+
+    try:
+        runtime, close = open_runtime(settings, None)
+    except StoreLocked as exc:
+        typer.echo(f"{exc}\n(a running `esc up --embedded` holds the store: stop it, or push through Kafka)", err=True)
+        raise typer.Exit(1) from exc
+    try:
+        batch = [i for i in items if isinstance(i, (RecordEnvelope, DeadLetter))]
+        summary = asyncio.run(runtime.push(source, batch, delete))
+    finally:
+        close()
+    return f"{state_folder(settings.state_dir)} (contract v{summary.contract_version})"
 
 
 def register(app: typer.Typer) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 
 import typer
 
@@ -16,6 +17,9 @@ def schema(
     follow: bool = typer.Option(False, "--follow", help="Tail esc.schema.diffs like a subscriber (Ctrl-C stops)."),
     as_json: bool = typer.Option(False, "--json", help="JSON output."),
     as_yaml: bool = typer.Option(False, "--yaml", help="Print the whole contract as YAML."),
+    embedded: bool = typer.Option(
+        False, "--embedded", help="Read the embedded state in ESC_STATE_DIR instead of Kafka."
+    ),
 ) -> None:
     """Show the contract published on esc.schema.contracts, or follow esc.schema.diffs."""
     from contract import serde
@@ -28,16 +32,42 @@ def schema(
     settings = load()
     contracts_topic = SCHEMA_CONTRACTS.name(settings.topic_prefix)
 
+    if embedded:
+        from streams.runtime.inprocess import load_contract, state_folder
+
+        contracts_topic = str(state_folder(settings.state_dir))
+
     async def fetch(key: bytes) -> Contract | None:
+        if embedded:  # the embedded runtime's compacted-topic files: contract.json, contracts/v<N>.json
+            number = key.decode().rpartition("@v")[2] if b"@v" in key else None
+            return load_contract(settings.state_dir, int(number) if number else None)
         found: Contract | None = None
         async for msg in read_topic(settings, contracts_topic, key_filter=lambda k: k == key):
             if msg.value is not None:
                 found = parse_contract(msg.value)
         return found
 
-    async def tail() -> None:
+    async def events() -> AsyncIterator[bytes]:
+        if embedded:  # diffs.jsonl, followed as it grows
+            path = state_folder(settings.state_dir) / "diffs.jsonl"
+            done = 0
+            while True:
+                if path.exists():
+                    with path.open("rb") as fh:
+                        fh.seek(done)
+                        for line in fh:
+                            if not line.endswith(b"\n"):
+                                break  # a line being written: read it whole next time
+                            done += len(line)
+                            yield line
+                await asyncio.sleep(0.5)
         async for msg in read_topic(settings, SCHEMA_DIFFS.name(settings.topic_prefix), follow=True):
-            event = json.loads(msg.value)
+            if msg.value is not None:
+                yield msg.value
+
+    async def tail() -> None:
+        async for value in events():
+            event = json.loads(value)
             if as_json:
                 typer.echo(json.dumps(event, sort_keys=True))
             else:

@@ -28,9 +28,7 @@ import asyncio
 import json
 import logging
 import time
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +41,7 @@ from agents.pipeline import (
     ExtractionWorker,
     completion_update,
     first_sightings,
+    flush_update,
     profile_messages,
     profile_update,
     scan_update,
@@ -57,10 +56,11 @@ from contract.serde import load_json
 from esc.settings import Settings
 from streams import topics
 from streams.connectors.base import Emission
-from streams.connectors.file_watcher import FileWatcher
-from streams.events import DeadLetter
+from streams.connectors.file_watcher import FileWatcher, drop_files
+from streams.events import DeadLetter, RecordEnvelope
 from streams.local_files import append_line, write_atomic
 from streams.runtime.inprocess_bus import InProcessBus, RecordLog
+from streams.runtime.inprocess_files import RunSummary, load_contract, load_diffs, state_folder
 from streams.runtime.names import collection_for
 from streams.schema_events import latest_key
 
@@ -84,47 +84,6 @@ TICK_SECONDS = 2.0
 STATE_VERSION = 2
 PROFILES = "profiles"  # the internal profile-updates topic, as faust_app names it: <prefix>.profiles
 INGEST_SETTLE = 0.05  # seconds a file must be unchanged before a one-shot ingest reads it
-MAX_REASONS = 20
-
-
-def state_folder(state_dir: Path) -> Path:
-    return state_dir / "inprocess"
-
-
-def load_contract(state_dir: Path, version: int | None = None) -> Contract | None:
-    """The latest contract (or one version) the embedded runtime published in ``state_dir``; None if none yet."""
-    folder = state_folder(state_dir)
-    path = folder / "contract.json" if version is None else folder / "contracts" / f"v{version}.json"
-    return load_json(path.read_text("utf-8")) if path.exists() else None
-
-
-def load_diffs(state_dir: Path) -> list[dict[str, Any]]:
-    """Every schema-diff CloudEvent the embedded runtime published in ``state_dir``, oldest first."""
-    path = state_folder(state_dir) / "diffs.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text("utf-8").splitlines() if line.strip()]
-
-
-@dataclass
-class RunSummary:
-    files: int = 0  # files delivered (new or changed)
-    files_deleted: int = 0
-    records: int = 0  # record messages emitted
-    tombstones: int = 0
-    written: int = 0  # entities written by live batches
-    backfilled: int = 0  # records written again by backfills
-    dead: int = 0
-    dead_reasons: Counter[str] = field(default_factory=Counter)
-    deferred: int = 0  # records still waiting for a contract that covers their source
-    contract_version: int = 0
-    diffs: list[dict[str, Any]] = field(default_factory=list)  # schema-diff CloudEvents published in this run
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        out = self.__dict__.copy()
-        out["dead_reasons"] = dict(self.dead_reasons.most_common(MAX_REASONS))
-        return out
 
 
 Progress = Callable[[str, int, int], None]
@@ -355,13 +314,13 @@ class InProcessRuntime:
         self.start()
         await self.drain()  # a restored contract first (its replay is the Faust worker's restart replay)
         root = self.watcher.root
-        present = sorted(p for p in root.rglob("*") if p.is_file()) if root.exists() else []
+        present = drop_files(root) if root.exists() else []  # links and special files too: refused, never read
         here = {printable(p.relative_to(root).as_posix()) for p in present}  # as the manifest names them
         gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if rel not in here]
         total = len(present) + len(gone)
         self.watcher.begin_scan()  # one scan: its sources settle together, in whatever order files are read
         for i, path in enumerate([*present, *gone], start=1):
-            if path.exists():
+            if path.exists() or path.is_symlink():
                 self.summary.files += await self.watcher.process(path)
             else:
                 await self.watcher.process(path)
@@ -373,6 +332,25 @@ class InProcessRuntime:
         await self.drain()
         await self.stop()
         self.summary.seconds = round(time.perf_counter() - t0, 3)
+        return self.summary
+
+    async def push(self, source: str, items: Iterable[RecordEnvelope | DeadLetter], deletes: Sequence[str] = ()) -> RunSummary:
+        """``esc push --embedded``: records of ``source`` onto the records topic (dead letters to the DLQ), a
+        tombstone per id in ``deletes``, then the producer's end of batch, so the source settles now; returns when
+        contract, graph and vectors are current."""
+        self.summary = RunSummary(contract_version=self.contract.version if self.contract else 0)
+        self.start()
+        await self.drain()
+        for item in items:
+            if isinstance(item, DeadLetter):
+                await self._dead(item)
+            else:
+                await self._emit(Emission.of(item))
+        await self._retract([f"{source}\x1f{rid}" for rid in deletes])
+        await self.pump()  # the batch's deltas reach the contract agent before its end
+        self.bus.publish(PROFILES, source.encode(), flush_update(source))
+        await self.drain()
+        await self.stop()
         return self.summary
 
     def health(self) -> dict[str, Any]:

@@ -302,7 +302,7 @@ def test_garbage_and_invalid_records_go_to_dlq_and_the_rest_is_ingested(
             env=worker.env, capture_output=True, text=True, timeout=60, check=True,
         )
         assert json.loads(out.stdout) == {  # [1, 2] is two non-objects
-            "source": pushed, "sent": 2, "dead_letters": 4, "accepted": 2, "rejected": 4,
+            "source": pushed, "sent": 2, "dead_letters": 4, "accepted": 2, "rejected": 4, "deleted": 0,
             "reasons": {"invalid record": 2, "invalid json": 1, "record too large": 1},
         }
         poll(lambda: neo4j_driver.execute_query(f"MATCH (n:`{labels[0]}`) RETURN count(n) AS c").records[0]["c"],
@@ -317,6 +317,12 @@ def test_garbage_and_invalid_records_go_to_dlq_and_the_rest_is_ingested(
         assert any("junk.bin" in (d.get("location") or "") for d in dead)
         assert all(d["original"] for d in dead if d["stage"] in ("push", "reader"))
         assert worker.health()["ok"]  # the service kept running
+        # A tombstone retracts a pushed record (esc push --delete ID, as a user types it).
+        gone = subprocess.run([sys.executable, "-m", "esc.cli", "push", pushed, "--delete", "11", "--json"],
+                              env=worker.env, capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
+        assert json.loads(gone.stdout)["deleted"] == 1
+        poll(lambda: neo4j_driver.execute_query(f"MATCH (n:`{labels[1]}`) RETURN collect(n.id) AS ids").records[0]["ids"],
+             lambda ids: ids == [10], 60, "the deleted pushed record retracted", worker.log)
     finally:
         worker.stop()
         for label in labels:
