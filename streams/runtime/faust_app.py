@@ -66,6 +66,7 @@ VECTOR_IDLE_SECONDS = 0.1
 VECTOR_YIELD = 9.0
 VECTOR_RETRY_MAX_SECONDS = 30.0
 STATE_KEY = "state"
+CLIENT_STAGE = "push"  # DeadLetter.stage of what `esc push` rejects (streams/push.py)
 
 
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
@@ -328,6 +329,17 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 continue
             if not applied:
                 await asyncio.sleep(VECTOR_IDLE_SECONDS)
+
+    # -- dead letters that clients wrote (esc push: stage "push") are counted here, the worker's own where sent --
+    @app.agent(dlq_topic)
+    async def count_pushed_dead_letters(stream: Any) -> None:
+        async for raw in stream:
+            try:
+                dead = json.loads(raw)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(dead, dict) and dead.get("stage") == CLIENT_STAGE:
+                metrics.DLQ.labels(CLIENT_STAGE, metrics.dlq_reason_label(str(dead.get("reason", "")))).inc()
 
     # -- questions: esc.queries -> esc.answers, and HTTP -------------------------------------------------------
     service = QueryService.create(settings)  # store clients connect on the first question

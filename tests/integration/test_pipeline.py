@@ -317,6 +317,15 @@ def test_garbage_and_invalid_records_go_to_dlq_and_the_rest_is_ingested(
         assert any("junk.bin" in (d.get("location") or "") for d in dead)
         assert all(d["original"] for d in dead if d["stage"] in ("push", "reader"))
         assert worker.health()["ok"]  # the service kept running
+
+        def pushed_dead() -> dict[str, float]:  # what esc push rejected is counted by the worker, by reason
+            with urllib.request.urlopen(f"http://127.0.0.1:{worker.web_port}/metrics", timeout=10) as resp:
+                body = resp.read().decode()
+            found = re.findall(r'^esc_dlq_total\{reason="([^"]+)",stage="push"\} (\S+)$', body, re.M)
+            return {reason: float(n) for reason, n in found}
+
+        poll(pushed_dead, lambda m: m == {"invalid record": 2.0, "invalid json": 1.0, "record too large": 1.0}, 60,
+             "the pushed dead letters counted on /metrics", worker.log)
         # A tombstone retracts a pushed record (esc push --delete ID, as a user types it).
         gone = subprocess.run([sys.executable, "-m", "esc.cli", "push", pushed, "--delete", "11", "--json"],
                               env=worker.env, capture_output=True, text=True, timeout=60, check=True)  # fmt: skip
