@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from contract.field_cap import MAX_FIELDS_PER_SOURCE
 from contract.field_profile import Caps
 from contract.foreign_keys import dedupe, infer_composite, infer_nesting, infer_single, nesting_fks
 from contract.hierarchy import infer_hierarchy
@@ -68,7 +69,7 @@ def _note(meta: dict[str, dict[str, Any]], rec: Record, rel: str) -> None:
 
 
 def _columnar_jobs(
-    files: list[Any], errors: list[Rejected]
+    files: list[Any], errors: list[Rejected], max_fields: int
 ) -> tuple[list[tuple[Any, Any, int, int]], list[Any]]:
     """Large CSV files cut into byte ranges for the fast path, and the files left for the record readers."""
     from contract.readers.columnar import plan_csv, split_ranges
@@ -77,7 +78,7 @@ def _columnar_jobs(
     rest: list[Any] = []
     for sf in files:
         if sf.format in ("csv", "tsv") and not sf.is_corpus and sf.path.stat().st_size >= COLUMNAR_MIN_BYTES:
-            plan = plan_csv(sf)
+            plan = plan_csv(sf, max_fields=max_fields)
             if isinstance(plan, list):
                 errors.extend(plan)  # why the fast path declined; the record readers take over
                 rest.append(sf)
@@ -95,12 +96,13 @@ def _read_records(
     meta: dict[str, dict[str, Any]],
     errors: list[Rejected],
     caps: Caps,
+    max_fields: int = MAX_FIELDS_PER_SOURCE,
 ) -> int:
     from contract.readers import read
 
     count = 0
     buffers: dict[str, list[Record]] = {}
-    for item in read(sf):
+    for item in read(sf, max_fields=max_fields):
         if isinstance(item, Rejected):
             errors.append(item)
             continue
@@ -116,13 +118,18 @@ def _read_records(
 
 
 def profile_sources(
-    root: Path, progress: Progress | None = None, caps: Caps = DISCOVERY_CAPS, workers: int | None = None
+    root: Path,
+    progress: Progress | None = None,
+    caps: Caps = DISCOVERY_CAPS,
+    workers: int | None = None,
+    max_fields: int = MAX_FIELDS_PER_SOURCE,
 ) -> tuple[dict[str, SourceProfile], dict[str, dict[str, Any]], list[Rejected]]:
     """Profiles and per-source meta (format, files, parent, array_path, parent_link) of every source in root.
 
     Large CSV files are cut into byte ranges profiled column by column in ``workers`` processes (default: one
     per core) while the other files are read record by record here; the partial profiles are merged (in range
     order, so the result does not depend on timing). A file whose fast path declines is read record by record.
+    Each source gets at most ``max_fields`` fields (``contract.field_cap``: the rest go to its overflow field).
     """
     from contract.readers import scan_with_errors
     from contract.readers.columnar import profile_csv_range
@@ -130,7 +137,7 @@ def profile_sources(
     files, errors = scan_with_errors(root)
     profiles: dict[str, SourceProfile] = {}
     meta: dict[str, dict[str, Any]] = {}
-    jobs, rest = _columnar_jobs(files, errors)
+    jobs, rest = _columnar_jobs(files, errors, max_fields)
     parts: dict[str, list[tuple[int, SourceProfile | list[Rejected]]]] = {}
     n_workers = workers if workers is not None else max(1, os.cpu_count() or 1)
     pool = None
@@ -144,7 +151,7 @@ def profile_sources(
             parts.setdefault(sf.rel, []).append((a, profile_csv_range(sf, plan, a, b, caps)))
     try:
         for sf in rest:
-            n = _read_records(sf, profiles, meta, errors, caps)
+            n = _read_records(sf, profiles, meta, errors, caps, max_fields)
             if progress:
                 progress(sf.rel, n)
         for sf, a, fut in futures:
@@ -159,7 +166,7 @@ def profile_sources(
         declined = [r for _, p in got if isinstance(p, list) for r in p]
         if declined:
             errors.extend(declined[:1])
-            n = _read_records(sf, profiles, meta, errors, caps)
+            n = _read_records(sf, profiles, meta, errors, caps, max_fields)
         else:
             merged: SourceProfile | None = None
             for _, p in got:
@@ -239,8 +246,13 @@ def infer(
     )
 
 
-def discover(root: Path, progress: Progress | None = None, caps: Caps = DISCOVERY_CAPS) -> DiscoveryResult:
+def discover(
+    root: Path,
+    progress: Progress | None = None,
+    caps: Caps = DISCOVERY_CAPS,
+    max_fields: int = MAX_FIELDS_PER_SOURCE,
+) -> DiscoveryResult:
     t0 = time.perf_counter()
-    profiles, meta, errors = profile_sources(root, progress, caps)
+    profiles, meta, errors = profile_sources(root, progress, caps, max_fields=max_fields)
     contract = infer(profiles, meta)
     return DiscoveryResult(contract, profiles, errors, time.perf_counter() - t0, meta)

@@ -58,8 +58,9 @@ class CsvPlan:
     size: int
 
 
-def plan_csv(sf: SourceFile) -> CsvPlan | list[Rejected]:
-    """Sniff encoding, dialect, header and column kinds from a prefix; decline what the fast path can't read."""
+def plan_csv(sf: SourceFile, *, max_fields: int | None = None) -> CsvPlan | list[Rejected]:
+    """Sniff encoding, dialect, header and column kinds from a prefix; decline what the fast path can't read
+    (a header wider than ``max_fields``, too: only the record readers fill the overflow field)."""
     try:
         with sf.path.open("rb") as fh:
             head = fh.read(SAMPLE_BYTES)
@@ -78,6 +79,8 @@ def plan_csv(sf: SourceFile) -> CsvPlan | list[Rejected]:
     if len(rows) < 2:
         return _decline(sf, "too few rows in the sample")
     header = unique_names(rows[0])
+    if max_fields is not None and len(header) > max_fields:
+        return _decline(sf, f"{len(header)} columns, over the field cap of {max_fields}")
     if any(len(r) != len(header) for r in rows[1:]):
         return _decline(sf, "ragged rows in the sample")
     first_nl = head.find(b"\n")

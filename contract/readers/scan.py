@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from contract.field_cap import MAX_FIELDS_PER_SOURCE, FieldCap
 from contract.labels import printable, source_label
 from contract.readers.base import DEFAULT_MAX_RECORD_BYTES, ReadContext, SourceFile
 from contract.readers.corpus import is_corpus
@@ -113,12 +114,24 @@ def _dedupe_names(units: list[SourceFile]) -> list[SourceFile]:
     return sorted(out, key=lambda u: (u.rel, u.source))
 
 
-def read(sf: SourceFile, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) -> Iterator[Record | Rejected]:
+def read(
+    sf: SourceFile,
+    *,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    max_fields: int = MAX_FIELDS_PER_SOURCE,
+) -> Iterator[Record | Rejected]:
     """Records and rejections of one unit; a corpus yields its members' records, all under the corpus name.
 
     Records of nested children (``<source>.<key>``) and of Excel sheets (``<source>.<sheet>``) carry their own
-    source names: callers group by ``Record.source``, not by ``SourceFile.source``.
+    source names: callers group by ``Record.source``, not by ``SourceFile.source``. Each source gets at most
+    ``max_fields`` fields, the rest of a record's values go to its overflow field (``contract.field_cap``).
     """
+    cap = FieldCap(max_fields)
+    for item in _read_unit(sf, max_record_bytes):
+        yield cap.apply(item) if isinstance(item, Record) else item
+
+
+def _read_unit(sf: SourceFile, max_record_bytes: int) -> Iterator[Record | Rejected]:
     if not sf.is_corpus:
         yield from read_file(ReadContext(sf.path, sf.rel, sf.source, sf.format, max_record_bytes))
         return
@@ -131,7 +144,11 @@ def read(sf: SourceFile, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES) ->
 
 
 def read_path(
-    path: Path, root: Path | None = None, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+    path: Path,
+    root: Path | None = None,
+    *,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
+    max_fields: int = MAX_FIELDS_PER_SOURCE,
 ) -> Iterator[Record | Rejected]:
     """Read one file as source ``<stem>``; its location is relative to ``root`` (default: its folder)."""
     path = Path(path).resolve()
@@ -147,4 +164,4 @@ def read_path(
     if fmt is None:
         yield _unknown(rel, path)
         return
-    yield from read_file(ReadContext(path, rel, path.stem, fmt, max_record_bytes))
+    yield from read(SourceFile(path, rel, fmt, path.stem), max_record_bytes=max_record_bytes, max_fields=max_fields)

@@ -63,10 +63,16 @@ def _size_of(root: Path, rel: str) -> int:
 
 def _run_discovery(root: Path, console: Console, show_progress: bool) -> Any:
     from contract.discover import discover
+    from streams.limits import max_fields as configured_max_fields
 
+    try:
+        max_fields = configured_max_fields()
+    except ValueError as exc:
+        _err(f"error: {exc}")
+        raise typer.Exit(2) from exc
     files, size = _folder_size(root)
     if not show_progress or not console.is_terminal or (files < BIG_FILES and size < BIG_BYTES):
-        return discover(root)
+        return discover(root, max_fields=max_fields)
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
     with Progress(
@@ -85,7 +91,7 @@ def _run_discovery(root: Path, console: Console, show_progress: bool) -> Any:
             records += count
             bar.update(task, advance=_size_of(root, rel), description=f"{rel} ({records:,} records)")
 
-        return discover(root, progress=progress)
+        return discover(root, progress=progress, max_fields=max_fields)
 
 
 def _load_previous(path: Path) -> Contract:

@@ -10,6 +10,8 @@
 - After the last record of a file, one ``SourceComplete`` per source it produced tells the contract agent that
   the source's evidence for that file is complete (keys and foreign keys are inferred over settled sources).
 - Big files are streamed by the readers, in batches read off the event loop.
+- Each source gets at most ``ESC_MAX_FIELDS`` fields (``contract.field_cap``); the rest of a record's values go to
+  its overflow field.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from contract.readers import SourceFile, format_for, read
 from contract.records import Record, Rejected
 from streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
 from streams.events import DeadLetter, RecordEnvelope
+from streams.limits import max_fields as configured_max_fields
 from streams.local_files import write_atomic
 
 Retract = Callable[[list[str]], Awaitable[None]]
@@ -136,8 +139,10 @@ class FileWatcher(Connector):
         retract: Retract | None = None,
         completed: Completed | None = None,
         scanned: Scanned | None = None,
+        max_fields: int | None = None,
     ) -> None:
         super().__init__(emit, dead_letter, flush)
+        self.max_fields = configured_max_fields() if max_fields is None else max_fields
         self.root = root.resolve()
         self.settle = settle
         self.manifest = Manifest(state_dir / "connector" / "manifest.json")
@@ -273,7 +278,7 @@ class FileWatcher(Connector):
 
     async def _deliver(self, sf: SourceFile, digest: str) -> list[str]:
         """Emit every record of the file; returns the record keys it produced."""
-        items: Iterator[Record | Rejected] = read(sf)
+        items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
         counts: Counter[str] = Counter()
 
