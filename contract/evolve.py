@@ -20,6 +20,7 @@ Rules (DESIGN.md §1, "schema extension is monotonic"):
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from typing import Any
@@ -104,10 +105,11 @@ def content_hash(contract: Contract) -> str:
 
 
 def _merge_field(old: FieldSpec, new: FieldSpec) -> FieldSpec:
-    merged = old.model_copy(deep=True)
+    """``old`` (the merge's own copy, see :func:`merge`) with ``new``'s statistics (copied: ``new`` is an input)."""
+    merged = old.model_copy()
     merged.type = widen(old.type, new.type)
     for name in _STAT_FIELDS:
-        setattr(merged, name, getattr(new, name))
+        setattr(merged, name, copy.deepcopy(getattr(new, name)))
     if merged.semantic is None:
         merged.semantic = new.semantic
     return merged
@@ -129,7 +131,10 @@ def _key_violation(old: SourceSpec, new: SourceSpec, reason: str) -> dict[str, A
 
 
 def _merge_source(old: SourceSpec, new: SourceSpec, reason: str) -> SourceSpec:
-    merged = old.model_copy(deep=True)
+    """``old`` (the merge's own deep copy of the previous source, so not copied again: on a source of 500 fields
+    the copies were most of a merge) with ``new`` merged in."""
+    merged = old.model_copy()
+    merged.fields = list(old.fields)
     merged.files = sorted(set(old.files) | set(new.files))
     merged.records = new.records
     merged.parent = old.parent or new.parent
