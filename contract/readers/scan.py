@@ -10,6 +10,7 @@ not depend on scan order.
 from __future__ import annotations
 
 import os
+import stat
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -85,14 +86,29 @@ def _walk(root: Path, errors: list[Rejected]) -> Iterator[tuple[Path, list[Path]
         files = [here / f for f in sorted(filenames) if not f.startswith(".")]
         inside = []
         for p in files:
-            if not p.is_file():
-                continue
-            if not p.resolve().is_relative_to(resolved):  # a symbolic link out of the folder: never read
-                errors.append(Rejected(file=p.relative_to(root).as_posix(),
-                                       reason="refused: a symbolic link to a file outside the folder"))
+            why = _refusal(p, resolved)
+            if why is not None:
+                if why:
+                    errors.append(Rejected(file=printable(p.relative_to(root).as_posix()), reason=f"refused: {why}"))
                 continue
             inside.append(p)
         yield here, inside
+
+
+def _refusal(path: Path, root: Path) -> str | None:
+    """Why ``path`` is never opened (empty: skipped without a word), or None when it is a regular file inside
+    ``root``. Only ``stat`` is used: opening a FIFO would block until someone writes to it."""
+    try:
+        if not path.resolve().is_relative_to(root):  # a symbolic link out of the folder: never read
+            return "a symbolic link to a file outside the folder"
+        mode = os.stat(path).st_mode
+    except (OSError, RuntimeError):  # a dangling link, or a loop of links
+        return "a symbolic link that leads nowhere (a missing target or a loop of links)" if path.is_symlink() else ""
+    if stat.S_ISDIR(mode):
+        return ""  # a link to a folder inside: its files are listed under their own paths
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a FIFO, socket or device file is never opened)"
+    return None
 
 
 def _unknown(rel: str, path: Path) -> Rejected:

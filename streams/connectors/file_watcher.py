@@ -10,6 +10,8 @@
 - After the last record of a file, one ``SourceComplete`` per source it produced tells the contract agent that
   the source's evidence for that file is complete (keys and foreign keys are inferred over settled sources).
 - Big files are streamed by the readers, in batches read off the event loop.
+- Only regular files inside the folder are ever opened: a symbolic link that leads out of it, and a FIFO, socket
+  or device file (opening a FIFO blocks until someone writes to it) are refused with one dead letter each.
 - Each source gets at most ``ESC_MAX_FIELDS`` fields (``contract.field_cap``); the rest of a record's values go to
   its overflow field.
 """
@@ -20,6 +22,8 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
+import stat
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -46,9 +50,39 @@ log = logging.getLogger(__name__)
 BATCH = 500
 
 
+class NotRegularFile(OSError):
+    """The path is a FIFO, socket, device or folder: never read as data."""
+
+
+def regular_file(path: Path) -> bool:
+    """True for a regular file (a symbolic link is followed); FIFOs, sockets and devices are not (never opened:
+    ``stat`` does not open; opening a FIFO blocks until a writer comes)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def drop_files(root: Path) -> list[Path]:
+    """Every entry under ``root`` that is not a folder, sorted: regular files and links to read, special files
+    (FIFOs, sockets, devices) and dangling links to refuse. Hidden entries are left out, and links to folders are
+    not walked. Never opens a file."""
+    out: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        here = Path(dirpath)
+        out.extend(here / f for f in filenames if not f.startswith("."))
+    return sorted(out)
+
+
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
+    """The content hash, read in 1 MiB chunks. Opened without blocking and checked to be a regular file, so a
+    FIFO put in place of a file after it was listed raises :class:`NotRegularFile` instead of hanging."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotRegularFile(f"not a regular file: {path}")
+        h = hashlib.sha256()
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -170,7 +204,7 @@ class FileWatcher(Connector):
         """Deliver every file under root that is new or changed since the manifest; returns files delivered."""
         delivered = 0
         self.begin_scan()
-        for path in delivery_order(p for p in self.root.rglob("*") if p.is_file()):
+        for path in delivery_order(drop_files(self.root)):
             delivered += await self.process(path)
         await self.end_scan()
         return delivered
@@ -210,19 +244,34 @@ class FileWatcher(Connector):
         if any(part.startswith(".") for part in Path(rel).parts):
             return 0
         if not path.exists():
+            if path.is_symlink():
+                return await self._refuse(path, rel, "dangling", "a symbolic link that leads nowhere (a missing "
+                                          "target or a loop of links)")
             if rel in self.manifest.hashes or self._keys_path(rel).exists():
-                old = self._load_keys(rel)
-                await self._retract(old)
-                await self._gone(rel, self._sources_of(old), None)
-                self._keys_path(rel).unlink(missing_ok=True)
+                await self._drop_delivered(rel)
                 self.manifest.hashes.pop(rel, None)
                 self.manifest.save()
             return 0
-        if not path.resolve().is_relative_to(self.root):
-            return await self._refuse_outside(path, rel)
+        try:
+            outside = not path.resolve().is_relative_to(self.root)
+        except (OSError, RuntimeError):  # a symbolic link loop
+            outside = True
+        if outside:
+            return await self._refuse(path, rel, "outside", "a symbolic link to a file outside the drop folder "
+                                      "(its target is not read)")
+        if not regular_file(path):
+            if path.is_dir():
+                return 0  # a link to a folder inside: its files are listed under their own paths
+            return await self._refuse(path, rel, "special", "not a regular file (a FIFO, socket or device file "
+                                      "is never opened)")
         if not await self._settled(path):
             return 0
-        digest = await asyncio.to_thread(file_sha256, path)
+        try:
+            digest = await asyncio.to_thread(file_sha256, path)
+        except FileNotFoundError:
+            return 0  # gone since it was listed: its deletion is the next change
+        except OSError as exc:  # unreadable (permissions), or a special file put in its place
+            return await self._refuse(path, rel, "unreadable", f"cannot read the file: {exc.strerror or exc}")
         if self.manifest.hashes.get(rel) == digest:
             return 0
         fmt = format_for(path)
@@ -245,22 +294,30 @@ class FileWatcher(Connector):
         return 1
 
     # -- internals -----------------------------------------------------------------------------------------------
-    async def _refuse_outside(self, path: Path, rel: str) -> int:
-        """A symbolic link (of the file or of a folder on its way) that leads out of the drop folder: its target is
-        never read (``/etc/passwd`` linked into a drop folder must not become a queryable source). One dead letter
-        per link target; the manifest remembers it so a restart does not refuse it again."""
-        marker = f"refused:outside:{path.resolve()}"
+    async def _refuse(self, path: Path, rel: str, kind: str, why: str) -> int:
+        """A file that is never read: a symbolic link (of the file or of a folder on its way) that leads out of the
+        drop folder (``/etc/passwd`` linked into a drop folder must not become a queryable source), a special file,
+        or one that cannot be opened. One dead letter per file and kind; the manifest remembers it so a restart
+        does not refuse it again."""
+        try:
+            target = str(path.resolve())
+        except (OSError, RuntimeError):
+            target = os.fsdecode(os.readlink(path)) if path.is_symlink() else str(path)
+        marker = f"refused:{kind}:{target}"
         if self.manifest.hashes.get(rel) == marker:
             return 0
-        await self.dead_letter(
-            DeadLetter.of(
-                "refused: a symbolic link to a file outside the drop folder (its target is not read)",
-                "connector", None, location=rel,
-            )
-        )
+        await self._drop_delivered(rel)  # what an earlier, readable version of the file delivered
+        await self.dead_letter(DeadLetter.of(f"refused: {why}", "connector", None, location=rel))
         self.manifest.hashes[rel] = marker
         self.manifest.save()
         return 0
+
+    async def _drop_delivered(self, rel: str) -> None:
+        """Retract every record the file's last delivered version produced (deleted, or now refused)."""
+        old = self._load_keys(rel)
+        await self._retract(old)
+        await self._gone(rel, self._sources_of(old), None)
+        self._keys_path(rel).unlink(missing_ok=True)
 
     async def _settled(self, path: Path) -> bool:
         """Wait until size and mtime stop changing (a writer still appending is not read half-way)."""
