@@ -22,6 +22,11 @@ def now() -> datetime:
 _CONTROL = re.compile(r"[\x00-\x1f]")
 
 
+def record_key(source: str, record_id: str) -> str:
+    """The ``esc.records`` message key of one record: a tombstone under it retracts the record."""
+    return f"{source}\x1f{record_id}"
+
+
 class RecordEnvelope(BaseModel):
     """One record on ``esc.records``: the documented envelope for direct pushes and for the file connector.
 
@@ -50,7 +55,7 @@ class RecordEnvelope(BaseModel):
         return v
 
     def key(self) -> str:
-        return f"{self.source}\x1f{self.resolved_id()}"
+        return record_key(self.source, self.resolved_id())
 
     def resolved_id(self) -> str:
         if self.record_id:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from contract.readers.base import DEFAULT_MAX_RECORD_BYTES
 from streams.events import DeadLetter, RecordEnvelope
 
+PUSH_STAGE = "push"  # DeadLetter.stage of what a client (esc push) rejects before Kafka
 MAX_PUSH_RECORD_BYTES = DEFAULT_MAX_RECORD_BYTES
 """A pushed record's envelope may be up to 1 MiB of JSON."""
 DLQ_ORIGINAL_BYTES = 64 << 10
@@ -55,7 +56,7 @@ def envelopes_from_lines(
         try:
             value = json.loads(text)
         except (UnicodeDecodeError, ValueError) as exc:
-            yield DeadLetter.of(f"invalid json: {where}: {exc}", "push", _clip(raw), source=source)
+            yield DeadLetter.of(f"invalid json: {where}: {exc}", PUSH_STAGE, _clip(raw), source=source)
             continue
         items = value if isinstance(value, list) else [value]
         for item in items:
@@ -77,7 +78,7 @@ def _sized(
     return DeadLetter.of(
         f"record too large: {where}: {size} bytes, the limit is {max_bytes}"
         + (f" (the first {DLQ_ORIGINAL_BYTES} bytes are kept here)" if len(raw) > DLQ_ORIGINAL_BYTES else ""),
-        "push", _clip(raw), source=item.source, location=item.record_id,
+        PUSH_STAGE, _clip(raw), source=item.source, location=item.record_id,
     )
 
 
@@ -86,15 +87,15 @@ def _envelope(
 ) -> RecordEnvelope | DeadLetter:
     if not isinstance(item, dict):
         return DeadLetter.of(
-            f"invalid record: {where}: expected a JSON object, got {type(item).__name__}", "push", _clip(raw),
+            f"invalid record: {where}: expected a JSON object, got {type(item).__name__}", PUSH_STAGE, _clip(raw),
             source=source,
         )
     record_id = None
     if id_field is not None:
         if item.get(id_field) is None:
-            return DeadLetter.of(f"missing record id: {where}: field {id_field!r}", "push", _clip(raw), source=source)
+            return DeadLetter.of(f"missing record id: {where}: field {id_field!r}", PUSH_STAGE, _clip(raw), source=source)
         record_id = str(item[id_field])
     try:
         return RecordEnvelope(source=source, record_id=record_id, payload=item, event_time=datetime.now(UTC))
     except ValidationError as exc:
-        return DeadLetter.of(f"invalid envelope: {exc.errors()[0]['msg']}", "push", _clip(raw), source=source)
+        return DeadLetter.of(f"invalid envelope: {exc.errors()[0]['msg']}", PUSH_STAGE, _clip(raw), source=source)

@@ -10,10 +10,16 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from esc.settings import Settings, load
+
+if TYPE_CHECKING:
+    from streams.events import DeadLetter, RecordEnvelope
+
+    Item = RecordEnvelope | DeadLetter
 
 
 def push(
@@ -32,7 +38,7 @@ def push(
 
     Each record is checked as the worker checks it; invalid and oversized ones (over 1 MiB) go to esc.dlq with the
     reason, and the rest are sent."""
-    from streams.events import DeadLetter, RecordEnvelope
+    from streams.events import DeadLetter
     from streams.push import envelopes_from_bytes
 
     settings = load()
@@ -63,8 +69,8 @@ def push(
         typer.echo(f"pushed {sent} record(s) to {where}; {dead} rejected to the dead-letter queue{gone}")
 
 
-async def _push_kafka(settings: Settings, source: str, items: Sequence[object], delete: list[str]) -> None:
-    from streams.events import DeadLetter, RecordEnvelope
+async def _push_kafka(settings: Settings, source: str, items: Sequence[Item], delete: list[str]) -> None:
+    from streams.events import DeadLetter, record_key
     from streams.runtime.kafka_io import ensure_topics, producer
     from streams.topics import DLQ, RECORDS
 
@@ -76,18 +82,17 @@ async def _push_kafka(settings: Settings, source: str, items: Sequence[object], 
         for item in items:
             if isinstance(item, DeadLetter):
                 await prod.send(DLQ.name(settings.topic_prefix), item.model_dump_json().encode(), key=source.encode())
-            elif isinstance(item, RecordEnvelope):
+            else:
                 await prod.send(records, item.model_dump_json().encode(), key=item.key().encode())
-        for rid in delete:  # a tombstone under the record's key retracts it (the key is source + record id)
-            await prod.send(records, None, key=f"{source}\x1f{rid}".encode())
+        for rid in delete:  # a tombstone under the record's key retracts it
+            await prod.send(records, None, key=record_key(source, rid).encode())
         await prod.flush()
     finally:
         await prod.stop()
 
 
-def _push_embedded(settings: Settings, source: str, items: Sequence[object], delete: list[str]) -> str:
+def _push_embedded(settings: Settings, source: str, items: Sequence[Item], delete: list[str]) -> str:
     from agents.stores.embedded.db import StoreLocked
-    from streams.events import DeadLetter, RecordEnvelope
     from streams.runtime.inprocess import open_runtime, state_folder
 
     try:
@@ -96,8 +101,7 @@ def _push_embedded(settings: Settings, source: str, items: Sequence[object], del
         typer.echo(f"{exc}\n(a running `esc up --embedded` holds the store: stop it, or push through Kafka)", err=True)
         raise typer.Exit(1) from exc
     try:
-        batch = [i for i in items if isinstance(i, (RecordEnvelope, DeadLetter))]
-        summary = asyncio.run(runtime.push(source, batch, delete))
+        summary = asyncio.run(runtime.push(source, items, delete))
     finally:
         close()
     return f"{state_folder(settings.state_dir)} (contract v{summary.contract_version})"

@@ -46,6 +46,7 @@ from streams import ce_binding, topics
 from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
+from streams.push import PUSH_STAGE
 from streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from streams.runtime.gc_tuning import tune_gc
 from streams.runtime.http_auth import check_bind, middleware
@@ -66,7 +67,6 @@ VECTOR_IDLE_SECONDS = 0.1
 VECTOR_YIELD = 9.0
 VECTOR_RETRY_MAX_SECONDS = 30.0
 STATE_KEY = "state"
-CLIENT_STAGE = "push"  # DeadLetter.stage of what `esc push` rejects (streams/push.py)
 
 
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
@@ -338,8 +338,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 dead = json.loads(raw)
             except (TypeError, ValueError):
                 continue
-            if isinstance(dead, dict) and dead.get("stage") == CLIENT_STAGE:
-                metrics.DLQ.labels(CLIENT_STAGE, metrics.dlq_reason_label(str(dead.get("reason", "")))).inc()
+            if isinstance(dead, dict) and dead.get("stage") == PUSH_STAGE:
+                metrics.DLQ.labels(PUSH_STAGE, metrics.dlq_reason_label(str(dead.get("reason", "")))).inc()
 
     # -- questions: esc.queries -> esc.answers, and HTTP -------------------------------------------------------
     service = QueryService.create(settings)  # store clients connect on the first question

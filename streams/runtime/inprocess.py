@@ -57,7 +57,7 @@ from esc.settings import Settings
 from streams import topics
 from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher, drop_files
-from streams.events import DeadLetter, RecordEnvelope
+from streams.events import DeadLetter, RecordEnvelope, record_key
 from streams.local_files import append_line, write_atomic
 from streams.runtime.inprocess_bus import InProcessBus, RecordLog
 from streams.runtime.inprocess_files import RunSummary, load_contract, load_diffs, state_folder
@@ -346,7 +346,7 @@ class InProcessRuntime:
                 await self._dead(item)
             else:
                 await self._emit(Emission.of(item))
-        await self._retract([f"{source}\x1f{rid}" for rid in deletes])
+        await self._retract([record_key(source, rid) for rid in deletes])
         await self.pump()  # the batch's deltas reach the contract agent before its end
         self.bus.publish(PROFILES, source.encode(), flush_update(source))
         await self.drain()
