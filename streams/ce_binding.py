@@ -62,21 +62,6 @@ def contract_message(contract_json: bytes | None) -> tuple[Headers, bytes | None
     )
 
 
-def is_structured(headers: Any) -> bool:
-    for key, value in headers or ():
-        if str(key).lower() == "content-type":
-            return (value.decode() if isinstance(value, bytes) else str(value)).startswith(CONTENT_TYPE)
-    return False
-
-
-def read_event(value: bytes, key: bytes | None = None) -> CloudEvent:
-    """The CloudEvent of a structured-mode message (through the SDK, which checks the required attributes)."""
-    event = kafka.from_structured_event(kafka.KafkaMessage(headers={"content-type": CONTENT_TYPE.encode()},
-                                                           key=key, value=value))  # fmt: skip
-    assert isinstance(event, CloudEvent)
-    return event
-
-
 def contract_data(value: bytes) -> dict[str, Any]:
     """The contract (parsed JSON) in a contracts-topic value: the ``data`` of a structured-mode CloudEvent, or a
     plain contract value written before this binding."""

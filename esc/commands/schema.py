@@ -37,10 +37,11 @@ def schema(
 
         contracts_topic = str(state_folder(settings.state_dir))
 
-    async def fetch(key: bytes) -> Contract | None:
+    async def fetch(version: int | None) -> Contract | None:
+        """The latest contract, or one version."""
         if embedded:  # the embedded runtime's compacted-topic files: contract.json, contracts/v<N>.json
-            number = key.decode().rpartition("@v")[2] if b"@v" in key else None
-            return load_contract(settings.state_dir, int(number) if number else None)
+            return load_contract(settings.state_dir, version)
+        key = latest_key(settings.app_id) if version is None else version_key(settings.app_id, version)
         found: Contract | None = None
         async for msg in read_topic(settings, contracts_topic, key_filter=lambda k: k == key):
             if msg.value is not None:
@@ -85,7 +86,7 @@ def schema(
     cid = settings.app_id
     if diff is not None and None not in diff:
         a, b = diff
-        old, new = asyncio.run(fetch(version_key(cid, a))), asyncio.run(fetch(version_key(cid, b)))
+        old, new = asyncio.run(fetch(a)), asyncio.run(fetch(b))
         if old is None or new is None:
             typer.echo(f"version {a if old is None else b} not found on {contracts_topic}", err=True)
             raise typer.Exit(1)
@@ -97,8 +98,7 @@ def schema(
             typer.echo(serde.dump_diff_yaml(d))
         return
 
-    key = version_key(cid, version) if version is not None else latest_key(cid)
-    contract = asyncio.run(fetch(key))
+    contract = asyncio.run(fetch(version))
     if contract is None:
         typer.echo(f"no contract{'' if version is None else f' version {version}'} on {contracts_topic} yet", err=True)
         raise typer.Exit(1)
