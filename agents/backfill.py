@@ -17,7 +17,8 @@ runtimes that keep deferred envelopes rather than replaying them from the record
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -171,9 +172,11 @@ class _Progress:
 class BackfillTracker:
     """Replays in flight, per source; a newer request for a source replaces the older one."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._pending: dict[str, _Progress] = {}
         self.completed: list[tuple[str, int, int]] = []  # (source, version, records)
+        self._clock = clock
+        self.moved = clock()  # the last start, progress or finish
 
     def start(self, plan: ReplayPlan, totals: Mapping[str, int] | None = None) -> list[tuple[str, bool]]:
         order = plan.ordered()
@@ -183,6 +186,7 @@ class BackfillTracker:
                 plan.version, rekey or (old is not None and old.rekey), (totals or {}).get(source)
             )
         self._gauge()
+        self.moved = self._clock()
         return order
 
     def progress(self, source: str, records: int) -> None:
@@ -190,12 +194,18 @@ class BackfillTracker:
         if p is not None:
             p.done += records
             self._gauge()
+        self.moved = self._clock()
 
     def finish(self, source: str) -> None:
         p = self._pending.pop(source, None)
         if p is not None:
             self.completed.append((source, p.version, p.done))
         self._gauge()
+        self.moved = self._clock()
+
+    def stalled_for(self) -> float:
+        """Seconds a pending backfill has made no progress (0 when none is pending)."""
+        return self._clock() - self.moved if self._pending else 0.0
 
     def pending(self) -> set[str]:
         return set(self._pending)

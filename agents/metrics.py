@@ -58,6 +58,10 @@ RECORDS_REPLAYED = Counter(
     registry=REGISTRY,
 )
 CONTRACT_VERSION = Gauge("esc_contract_version", "Current contract version", registry=REGISTRY)
+DEPENDENCY_UP = Gauge(
+    "esc_dependency_up", "1 while the worker reaches this dependency (kafka, neo4j, weaviate), 0 during an outage",
+    ["dependency"], registry=REGISTRY,
+)
 PROFILE_UPDATES = Counter(
     "esc_profile_updates", "Profile deltas published by profilers", ["source"], registry=REGISTRY
 )

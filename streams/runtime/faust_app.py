@@ -47,15 +47,17 @@ from streams.connectors.base import Emission
 from streams.connectors.file_watcher import FileWatcher
 from streams.events import DeadLetter, RecordEnvelope
 from streams.push import PUSH_STAGE
+from streams.runtime import log_limits
 from streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from streams.runtime.gc_tuning import tune_gc
 from streams.runtime.http_auth import check_bind, middleware
 from streams.runtime.kafka_io import read_topic, source_key_filter
 from streams.runtime.lag import export_consumer_lag
 from streams.runtime.profile_pool import ProfilePool
+from streams.runtime.readiness import readiness, watch_kafka
 from streams.runtime.record_producer import RecordProducer
 from streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
-from streams.runtime.stores import graph_store, vector_store
+from streams.runtime.stores import DEPENDENCIES, dependency, graph_store, vector_store
 from streams.schema_events import parse_contract
 
 log = logging.getLogger(__name__)
@@ -371,6 +373,18 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
         return web.bytes(metrics.render(), content_type="text/plain; version=0.0.4")
+
+    @app.page("/readyz")
+    async def readyz(web: Any, request: Any) -> Any:
+        w = runtime.get("worker")
+        report = readiness(DEPENDENCIES, agent_step, w.tracker if w else None)
+        return web.json(report, status=200 if report["ready"] else 503)
+
+    @app.task
+    async def kafka_watch() -> None:
+        # Faust has set up logging by now: bound what the clients repeat, hold them back during a reported outage
+        log_limits.install(down=lambda name: name in DEPENDENCIES and not DEPENDENCIES[name].up)
+        await watch_kafka(dependency("kafka"), settings.kafka_bootstrap)
 
     @app.page("/healthz")
     async def healthz(web: Any, request: Any) -> Any:

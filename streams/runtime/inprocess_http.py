@@ -1,4 +1,4 @@
-"""HTTP for the embedded runtime: /metrics, /healthz, /contract, POST /v1/ask, GET /v1/schema (aiohttp)."""
+"""HTTP for the embedded runtime: /metrics, /healthz, /readyz, /contract, POST /v1/ask, GET /v1/schema (aiohttp)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from agents.ingest import Ingestor
 from agents.query.service import QueryService
 from esc.settings import Settings
 from streams.runtime.http_auth import check_bind, middleware
+from streams.runtime.readiness import readiness
 
 if TYPE_CHECKING:
     from streams.runtime.inprocess import InProcessRuntime
@@ -39,6 +40,11 @@ async def serve(runtime: InProcessRuntime, host: str, port: int, tick_seconds: f
     async def healthz(request: web.Request) -> web.Response:
         return web.json_response(runtime.health())
 
+    async def readyz(request: web.Request) -> web.Response:
+        # the embedded stores are in this process: ready unless a backfill stopped moving
+        report = readiness({}, None, runtime.worker.tracker)
+        return web.json_response(report, status=200 if report["ready"] else 503)
+
     async def contract_page(request: web.Request) -> web.Response:
         if runtime.contract is None:
             return web.json_response({"error": "no contract yet"}, status=404)
@@ -62,13 +68,14 @@ async def serve(runtime: InProcessRuntime, host: str, port: int, tick_seconds: f
     app = web.Application(middlewares=[middleware(token)])
     app.router.add_get("/metrics", metrics_page)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
     app.router.add_get("/contract", contract_page)
     app.router.add_post("/v1/ask", ask_page)
     app.router.add_get("/v1/schema", schema_page)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()
-    log.info("embedded ESC serving on http://%s:%s (/metrics, /healthz, /contract, /v1/ask, /v1/schema)", host, port)
+    log.info("embedded ESC serving on http://%s:%s (/metrics, /healthz, /readyz, /contract, /v1/ask, /v1/schema)", host, port)
 
     async def ticker() -> None:
         while True:

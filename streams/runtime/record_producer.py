@@ -14,6 +14,7 @@ every message sent so far and raises if any was not delivered, so a caller check
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from typing import Any
 
@@ -36,6 +37,9 @@ class RecordProducer:
                 "linger.ms": 5,
                 "batch.size": 1 << 20,
                 "message.max.bytes": max_message_bytes,
+                # librdkafka's own log lines (a connect failure every second while a broker is down) go through
+                # Python logging, so streams/runtime/log_limits.py bounds them like the other clients'
+                "logger": logging.getLogger("kafka.rdkafka"),
                 **config,
             }
         )

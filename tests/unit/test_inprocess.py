@@ -170,6 +170,7 @@ def test_serve_watches_the_folder_and_serves_metrics(tmp_path: Path) -> None:
                         break
             body = await asyncio.to_thread(get, "/metrics")
             health = json.loads(await asyncio.to_thread(get, "/healthz"))
+            health["readyz"] = json.loads(await asyncio.to_thread(get, "/readyz"))
             answer = await asyncio.to_thread(ask, "What is the name of the city with code OSL?")
             return count, body, health, answer
         finally:
@@ -187,6 +188,7 @@ def test_serve_watches_the_folder_and_serves_metrics(tmp_path: Path) -> None:
     label = metrics.source_label("cities")  # "_other" once earlier tests used up the label cap
     assert f'esc_records_in_total{{source="{label}"}}' in body
     assert health["mode"] == "embedded" and int(str(health["contract_version"])) >= 1
+    assert health["readyz"] == {"ready": True, "reasons": [], "dependencies": {}}
     # questions to a running embedded ESC go to its POST /v1/ask (the store allows one process)
     assert answer["id"] == "q1" and answer["answer"] == "Oslo", answer
     assert [c["source"] for c in answer["citations"]] == ["cities"]

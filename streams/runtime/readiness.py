@@ -1,0 +1,45 @@
+"""``/readyz``: is the worker doing its job? ``/healthz`` only says the process is alive.
+
+Ready means every dependency answers (Kafka by a TCP probe every ``PROBE_SECONDS``; Neo4j and Weaviate as their
+calls see them, ``agents.stores.resilient``), the contract agent is not stuck in one step, and a pending backfill
+moved within ``STUCK_SECONDS``. Not ready answers 503 with the reasons.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from typing import Any
+
+from agents.backfill import BackfillTracker
+from agents.stores.resilient import Dependency
+from esc import probe
+from streams.runtime.step_watch import STUCK_SECONDS, StepWatch
+
+PROBE_SECONDS = 1.0
+
+
+def readiness(
+    deps: Mapping[str, Dependency], agent: StepWatch | None = None, backfill: BackfillTracker | None = None
+) -> dict[str, Any]:
+    reasons = [f"{name} unreachable for {d.snapshot()['for_seconds']} s" for name, d in sorted(deps.items()) if not d.up]
+    if agent is not None and agent.check(STUCK_SECONDS):
+        reasons.append(f"contract agent stuck at '{agent.step}' for {agent.seconds():.0f} s")
+    stalled = backfill.stalled_for() if backfill is not None else 0.0
+    if stalled > STUCK_SECONDS and all(d.up for d in deps.values()):  # an outage explains a pause
+        reasons.append(f"backfill made no progress for {stalled:.0f} s")
+    return {
+        "ready": not reasons,
+        "reasons": reasons,
+        "dependencies": {name: d.snapshot() for name, d in sorted(deps.items())},
+    }
+
+
+async def watch_kafka(dep: Dependency, bootstrap: str, every: float = PROBE_SECONDS) -> None:
+    """Keep ``dep`` current from a TCP probe of the brokers (the Kafka clients retry on their own)."""
+    while True:
+        if await asyncio.to_thread(probe.kafka_reachable, bootstrap):
+            dep.ok()
+        else:
+            dep.failed(ConnectionError(f"no broker accepts connections at {bootstrap}"))
+        await asyncio.sleep(every)

@@ -1,0 +1,118 @@
+"""The parts of outage handling that need no server: the log filter's budgets, the retrying call, readiness."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from agents.backfill import BackfillTracker
+from agents.stores.resilient import Dependency, call
+from streams.runtime.log_limits import RepeatFilter
+from streams.runtime.readiness import readiness
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def record(name: str, msg: str, level: int = logging.ERROR) -> logging.LogRecord:
+    return logging.LogRecord(name, level, __file__, 1, msg, None, None)
+
+
+def test_a_servers_clients_share_one_budget_per_window_and_the_next_line_says_how_many_were_held() -> None:
+    clock = Clock()
+    flt = RepeatFilter(window=60, clock=clock, burst=3)
+    names = ["aiokafka.conn", "aiokafka.cluster", "aiokafka.consumer.fetcher", "kafka.rdkafka", "aiokafka.producer"]
+    shown = [flt.filter(record(n, f"{n} failed: connection {i} closed")) for i, n in enumerate(names * 4)]
+    assert sum(shown) == 3
+    clock.t += 61
+    later = record("aiokafka.conn", "Unable connect to node with id 1")
+    assert flt.filter(later)
+    assert "17 similar lines" in later.getMessage()
+
+
+def test_esc_lines_always_pass_and_client_lines_are_held_while_the_dependency_is_reported_down() -> None:
+    down = {"kafka"}
+    flt = RepeatFilter(window=60, clock=Clock(), down=lambda d: d in down)
+    assert all(flt.filter(record("agents.stores.resilient", f"kafka still unreachable {i}")) for i in range(50))
+    assert not any(flt.filter(record("aiokafka.conn", f"connect {i} failed")) for i in range(50))
+    assert flt.held_while_down == 50
+    assert flt.filter(record("neo4j.io", "a neo4j line while only kafka is down"))
+
+
+def test_a_repeated_info_template_passes_once_per_window_but_different_info_lines_pass() -> None:
+    flt = RepeatFilter(window=60, clock=Clock())
+    assert flt.filter(record("aiokafka.consumer.group_coordinator", "Joined group g1 (generation 3)", logging.INFO))
+    assert not flt.filter(record("aiokafka.consumer.group_coordinator", "Joined group g1 (generation 4)",
+                                 logging.INFO))  # fmt: skip
+    assert flt.filter(record("aiokafka.consumer.group_coordinator", "Discovered coordinator 1", logging.INFO))
+
+
+def test_call_retries_transient_errors_marks_the_dependency_and_raises_others_at_once() -> None:
+    dep = Dependency("neo4j-test")
+    attempts = {"n": 0}
+
+    def flaky() -> str:
+        attempts["n"] += 1
+        if attempts["n"] < 3:
+            raise ConnectionError("refused")
+        return "done"
+
+    assert call(dep, lambda e: isinstance(e, ConnectionError), flaky) == "done"
+    assert attempts["n"] == 3 and dep.up
+
+    def wrong() -> None:
+        raise ValueError("a bad query")
+
+    with pytest.raises(ValueError):
+        call(dep, lambda e: isinstance(e, ConnectionError), wrong)
+    assert dep.up  # the call's own fault says nothing about the server
+
+
+def test_reads_give_up_after_a_few_attempts_and_leave_the_dependency_down_until_a_call_succeeds() -> None:
+    dep = Dependency("weaviate-test")
+
+    def down() -> None:
+        raise ConnectionError("refused")
+
+    with pytest.raises(ConnectionError):
+        call(dep, lambda e: True, down, forever=False)
+    assert not dep.up and dep.failures >= 2
+    assert readiness({"weaviate-test": dep})["ready"] is False
+    call(dep, lambda e: True, lambda: None)
+    assert dep.up and readiness({"weaviate-test": dep})["ready"] is True
+
+
+def test_a_backfill_that_stops_moving_makes_the_worker_not_ready_unless_an_outage_explains_it() -> None:
+    from agents.backfill import ReplayPlan
+
+    clock = Clock()
+    tracker = BackfillTracker(clock=clock)
+    assert tracker.stalled_for() == 0.0
+    tracker.start(ReplayPlan(version=2, replay={"S"}))
+    clock.t += 10_000
+    dep = Dependency("kafka-test")
+    report = readiness({"kafka-test": dep}, None, tracker)
+    assert not report["ready"] and "backfill made no progress" in report["reasons"][0]
+    dep.failed(ConnectionError("down"))
+    assert all("backfill" not in r for r in readiness({"kafka-test": dep}, None, tracker)["reasons"])
+    tracker.progress("S", 5)
+    dep.ok()
+    assert readiness({"kafka-test": dep}, None, tracker)["ready"]
+
+
+def test_a_record_seen_by_two_handlers_is_decided_once_and_formats_cleanly() -> None:
+    clock = Clock()
+    flt = RepeatFilter(window=60, clock=clock, burst=1)
+    assert flt.filter(record("aiokafka.conn", "first", logging.ERROR))
+    for _ in range(3):
+        assert not flt.filter(record("aiokafka.producer", "Got error %s", logging.WARNING))
+    clock.t += 61
+    rec = logging.LogRecord("aiokafka.producer", logging.WARNING, __file__, 1, "Got error %s", ("x",), None)
+    assert flt.filter(rec) and flt.filter(rec)  # the second handler sees the same verdict, not a second line
+    assert logging.Formatter("%(message)s").format(rec) == "Got error x (3 similar lines in the last 60 s not shown)"
