@@ -64,6 +64,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from agents.stores.neo4j import label_namespace  # noqa: E402
 from bench._baselines import GRAPH_SUFFIX, graph_baseline, q, run_baseline, wipe_graph_baseline  # noqa: E402
 from bench._tpch import TABLES, row_counts, tpch_dir  # noqa: E402
 from contract.entities import assign_entity_names  # noqa: E402
@@ -343,9 +344,13 @@ def wipe(drv: Any, labels: list[str], batch: int = 2_000) -> None:
 
     for label in labels:  # leaves first (lineitem before part): a node's DETACH DELETE costs its relationships
         drain(
-            f"MATCH (n:{q(label)}) WITH n LIMIT $n OPTIONAL MATCH (n)-[:DERIVED_FROM]->(r:SourceRecord) "
+            f"MATCH (n:{q(label)}) WITH n LIMIT $n OPTIONAL MATCH (n)-[:DERIVED_FROM]->(r) "
             "DETACH DELETE n, r RETURN count(*) AS c"
         )
+    drain(  # earlier runs' graphs: each run's app id namespaces its labels (agents/stores/neo4j.py)
+        "MATCH (n) WHERE any(x IN labels(n) WHERE x STARTS WITH 'escbench-') WITH n LIMIT $n DETACH DELETE n "
+        "RETURN count(*) AS c"
+    )
     drain(
         "MATCH (r:SourceRecord) WHERE r.file STARTS WITH $dir OR r.record_id STARTS WITH 'esc_bench_' "
         "WITH r LIMIT $n DETACH DELETE r RETURN count(*) AS c",
@@ -597,8 +602,9 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     run_id = f"escbench-{uuid.uuid4().hex[:8]}"
     tpch = tpch_dir(args.sf)
     rows = row_counts(tpch)
-    labels = {t: assign_entity_names([PREFIX + x for x in TABLES])[PREFIX + t] for t in TABLES}
-    base_labels = {t: label + BASELINE_SUFFIX for t, label in labels.items()}
+    plain = {t: assign_entity_names([PREFIX + x for x in TABLES])[PREFIX + t] for t in TABLES}
+    labels = {t: label_namespace(run_id) + label for t, label in plain.items()}  # the worker's graph (its app id)
+    base_labels = {t: label + BASELINE_SUFFIX for t, label in plain.items()}
     stack = Settings()
     drv = driver(stack)
     root = Path(tempfile.mkdtemp(prefix="esc-bench-ingest-"))

@@ -37,7 +37,8 @@ class Settings:
     kafka_bootstrap_env: str = field(default_factory=lambda: os.environ.get("ESC_KAFKA_BOOTSTRAP", ""))
     neo4j_uri_env: str = field(default_factory=lambda: os.environ.get("ESC_NEO4J_URI", ""))
     weaviate_url_env: str = field(default_factory=lambda: os.environ.get("ESC_WEAVIATE_URL", ""))
-    topic_prefix: str = field(default_factory=lambda: _env("ESC_TOPIC_PREFIX", "esc"))
+    # Topics default to the app id's: two apps on one Kafka never share a topic unless told to.
+    topic_prefix: str = field(default_factory=lambda: _env("ESC_TOPIC_PREFIX", _env("ESC_APP_ID", "esc")))
     app_id: str = field(default_factory=lambda: _env("ESC_APP_ID", "esc"))
     llm_base_url: str = field(default_factory=lambda: os.environ.get("ESC_LLM_BASE_URL", ""))
     llm_model: str = field(default_factory=lambda: _env("ESC_LLM_MODEL", "gpt-4o-mini"))

@@ -95,11 +95,11 @@ def _aggregate(item: ReturnItem, params: _Params) -> str:
     return f"{item.agg}({inner})"
 
 
-def _match(plan: QueryPlan, params: _Params) -> str:
+def _match(plan: QueryPlan, params: _Params, ns: str) -> str:
     start = plan.start
-    pattern = f"({_var(start.var)}:{ident(start.label)})"
+    pattern = f"({_var(start.var)}:{ident(ns + start.label)})"
     for hop in plan.hops:
-        target = f"({_var(hop.target.var)}:{ident(hop.target.label)})"
+        target = f"({_var(hop.target.var)}:{ident(ns + hop.target.label)})"
         rel = f"[:{ident(hop.rel_type)}]"
         pattern += f"-{rel}->{target}" if hop.direction == "out" else f"<-{rel}-{target}"
     conditions = [_filter(n.var, f, params) for n in plan.vars() for f in n.filters]
@@ -107,11 +107,11 @@ def _match(plan: QueryPlan, params: _Params) -> str:
     return f"MATCH {pattern}{where}"
 
 
-def _citations_of(nodes_expr: str) -> str:
+def _citations_of(nodes_expr: str, ns: str) -> str:
     """Cypher for the citation maps of a list of nodes (flattened)."""
     return (
         f"reduce(acc = [], x IN {nodes_expr} | acc + "
-        f"[(x)-[:{DERIVED_FROM}]->(s:{SOURCE_RECORD}) | {_CITE_MAP}])"
+        f"[(x)-[:{DERIVED_FROM}]->(s:{ident(ns + SOURCE_RECORD)}) | {_CITE_MAP}])"
     )
 
 
@@ -121,10 +121,11 @@ def _order_key(expr: str, desc: bool) -> str:
     return f"{expr} IS NULL, {expr} {'DESC' if desc else 'ASC'}"
 
 
-def compile_plan(plan: QueryPlan) -> tuple[str, dict[str, Any]]:
-    """Parameterized read-only Cypher for a plan (names escaped, values as ``$p0``...) and its parameters."""
+def compile_plan(plan: QueryPlan, namespace: str = "") -> tuple[str, dict[str, Any]]:
+    """Parameterized read-only Cypher for a plan (names escaped, values as ``$p0``...) and its parameters;
+    ``namespace`` prefixes every label (an app's graph on a shared Neo4j, ``agents.stores.neo4j``)."""
     params = _Params()
-    parts = [_match(plan, params)]
+    parts = [_match(plan, params, namespace)]
     cite = [_var(v) for v in plan.cite]
     aggs = [r for r in plan.returns if r.agg is not None]
     plain = [r for r in plan.returns if r.agg is None]
@@ -137,7 +138,7 @@ def compile_plan(plan: QueryPlan) -> tuple[str, dict[str, Any]]:
         if plan.limit is not None:
             parts.append(f"LIMIT {int(plan.limit)}")
         cols = [f"{_value(r, params)} AS {ident(r.alias)}" for r in plain]
-        cites = _citations_of("[" + ", ".join(cite) + "]") if cite else "[]"
+        cites = _citations_of("[" + ", ".join(cite) + "]", namespace) if cite else "[]"
         parts.append("RETURN " + ", ".join([*cols, f"{cites} AS _citations"]))
         return " ".join(parts), params.values
     # aggregates: group keys are nodes (group_by) or the plain returned values
@@ -166,7 +167,7 @@ def compile_plan(plan: QueryPlan) -> tuple[str, dict[str, Any]]:
         parts.append(f"LIMIT {int(plan.limit)}")
     cited = " + ".join(f"_c{i}" for i in range(len(cite))) or "[]"
     cols = [*out_cols, *(f"_a{i} AS {ident(r.alias)}" for i, r in enumerate(aggs))]
-    parts.append("RETURN " + ", ".join([*cols, f"{_citations_of(f'({cited})')}[..{CITE_CAP}] AS _citations"]))
+    parts.append("RETURN " + ", ".join([*cols, f"{_citations_of(f'({cited})', namespace)}[..{CITE_CAP}] AS _citations"]))
     return " ".join(parts), params.values
 
 

@@ -2,6 +2,11 @@
 
 Labels, property names and relationship types come from data, so they are always escaped with ``ident``;
 values only ever travel as query parameters.
+
+Apps sharing one Neo4j keep disjoint graphs: a store opened with a ``namespace`` (``label_namespace(app_id)``:
+empty for the default app id, ``<app_id>__`` otherwise) prefixes every label it writes and reads, SourceRecord
+included, so its MERGEs and uniqueness constraints never meet another app's nodes. Callers keep using the
+contract's labels; only this adapter sees the stored ones.
 """
 
 from __future__ import annotations
@@ -23,9 +28,16 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 SOURCE_RECORD = "SourceRecord"
 DERIVED_FROM = "DERIVED_FROM"
+DEFAULT_APP_ID = "esc"
 WRITE_BATCH = 5000
 """Rows per ``UNWIND`` transaction: a backfill hands over a whole deferred source at once, and one transaction of
 100k+ MERGEs exceeds Neo4j's transaction memory pool (``dbms.memory.transaction.total.max``)."""
+
+
+def label_namespace(app_id: str) -> str:
+    """The label prefix of an app's graph: none for the default app id (graphs written before namespacing stay
+    readable), ``<app_id>__`` for any other."""
+    return "" if app_id in ("", DEFAULT_APP_ID) else f"{app_id}__"
 
 
 def chunks(rows: list[dict[str, Any]], size: int | None = None) -> list[list[dict[str, Any]]]:
@@ -121,11 +133,11 @@ def _edge_of(row: EntityWrite, sig: EdgeSig, values: list[Any]) -> EdgeWrite:
     )
 
 
-def _entity_query(label: str, key_names: tuple[str, ...], sigs: Sequence[EdgeSig]) -> str:
+def _entity_query(label: str, key_names: tuple[str, ...], sigs: Sequence[EdgeSig], source_record: str) -> str:
     merge_map = ", ".join(f"{ident(k)}: row.key[{i}]" for i, k in enumerate(key_names))
     parts = [
         "UNWIND $rows AS row "
-        f"MERGE (s:{SOURCE_RECORD} {{sid: row.sid}}) "
+        f"MERGE (s:{ident(source_record)} {{sid: row.sid}}) "
         "SET s.source = row.source, s.record_id = row.record_id, s.location = row.location, s.file = row.file "
         f"MERGE (n:{ident(label)} {{{merge_map}}}) "
         "SET n += row.props, n._contract_version = row.v, n._stub = null "
@@ -143,12 +155,19 @@ def _entity_query(label: str, key_names: tuple[str, ...], sigs: Sequence[EdgeSig
 
 
 class Neo4jGraphStore(GraphStore):
-    def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None) -> None:
+    def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None,
+                 namespace: str = "") -> None:  # fmt: skip
         # Notifications (e.g. "label does not exist" before the first write) are not errors for ESC.
         self._driver = neo4j.GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
         self._database = database
         self._known_constraints: set[tuple[str, tuple[str, ...]]] = set()
+        self.namespace = namespace
+        self._sr = ident(namespace + SOURCE_RECORD)
         self.ensure_entity_key(SOURCE_RECORD, ["sid"])
+
+    def _label(self, label: str) -> str:
+        """The stored label of a contract label, escaped."""
+        return ident(self.namespace + label)
 
     # -- schema -------------------------------------------------------------------------------------------------
     def ensure_entity_key(self, label: str, key_props: Sequence[str]) -> None:
@@ -157,8 +176,8 @@ class Neo4jGraphStore(GraphStore):
             return
         props = ", ".join(f"n.{ident(p)}" for p in key_props)
         query = (
-            f"CREATE CONSTRAINT {ident(_constraint_name(label, key_props))} IF NOT EXISTS "
-            f"FOR (n:{ident(label)}) REQUIRE ({props}) IS UNIQUE"
+            f"CREATE CONSTRAINT {ident(_constraint_name(self.namespace + label, key_props))} IF NOT EXISTS "
+            f"FOR (n:{self._label(label)}) REQUIRE ({props}) IS UNIQUE"
         )
         self._driver.execute_query(query, database_=self._database)
         self._known_constraints.add(sig)
@@ -178,7 +197,8 @@ class Neo4jGraphStore(GraphStore):
             self.ensure_entity_key(label, key_names)
             for _, _, other, other_key in sigs:
                 self.ensure_entity_key(other, other_key)
-            query = _entity_query(label, key_names, sigs)
+            stored = [(out, rtype, self.namespace + other, ok) for out, rtype, other, ok in sigs]
+            query = _entity_query(self.namespace + label, key_names, stored, self.namespace + SOURCE_RECORD)
             for part in chunks(params):
                 self._driver.execute_query(query, rows=part, database_=self._database)
             written += len(params)
@@ -204,8 +224,8 @@ class Neo4jGraphStore(GraphStore):
             tmap = ", ".join(f"{ident(k)}: row.t[{i}]" for i, k in enumerate(tk))
             query = (
                 "UNWIND $rows AS row "
-                f"MERGE (a:{ident(flabel)} {{{fmap}}}) ON CREATE SET a._stub = true "
-                f"MERGE (b:{ident(tlabel)} {{{tmap}}}) ON CREATE SET b._stub = true "
+                f"MERGE (a:{self._label(flabel)} {{{fmap}}}) ON CREATE SET a._stub = true "
+                f"MERGE (b:{self._label(tlabel)} {{{tmap}}}) ON CREATE SET b._stub = true "
                 f"MERGE (a)-[r:{ident(rtype)}]->(b) SET r._contract_version = row.v"
             )
             self.ensure_entity_key(flabel, fk)
@@ -220,19 +240,19 @@ class Neo4jGraphStore(GraphStore):
         if not sids:
             return 0
         orphans = (
-            f"UNWIND $sids AS sid MATCH (s:{SOURCE_RECORD} {{sid: sid}})<-[:{DERIVED_FROM}]-(n) "
-            f"WHERE NOT EXISTS {{ MATCH (n)-[:{DERIVED_FROM}]->(o:{SOURCE_RECORD}) WHERE NOT o.sid IN $sids }} "
+            f"UNWIND $sids AS sid MATCH (s:{self._sr} {{sid: sid}})<-[:{DERIVED_FROM}]-(n) "
+            f"WHERE NOT EXISTS {{ MATCH (n)-[:{DERIVED_FROM}]->(o:{self._sr}) WHERE NOT o.sid IN $sids }} "
             "DETACH DELETE n"
         )
         self._driver.execute_query(orphans, sids=sids, database_=self._database)
-        records = f"UNWIND $sids AS sid MATCH (s:{SOURCE_RECORD} {{sid: sid}}) DETACH DELETE s RETURN count(*) AS c"
+        records = f"UNWIND $sids AS sid MATCH (s:{self._sr} {{sid: sid}}) DETACH DELETE s RETURN count(*) AS c"
         result = self._driver.execute_query(records, sids=sids, database_=self._database)
         return int(result.records[0]["c"]) if result.records else 0
 
     def source_records_for_file(self, file: str) -> list[SourceRecordRef]:
         """The source records read from ``file`` (used to retract a deleted file)."""
         rows = self.read(
-            f"MATCH (s:{SOURCE_RECORD} {{file: $file}}) RETURN s.source AS source, s.record_id AS record_id, "
+            f"MATCH (s:{self._sr} {{file: $file}}) RETURN s.source AS source, s.record_id AS record_id, "
             "s.location AS location, s.file AS file",
             {"file": file},
         )
@@ -240,7 +260,7 @@ class Neo4jGraphStore(GraphStore):
 
     # -- reads --------------------------------------------------------------------------------------------------
     def count(self, label: str) -> int:
-        rows = self.read(f"MATCH (n:{ident(label)}) RETURN count(n) AS c")
+        rows = self.read(f"MATCH (n:{self._label(label)}) RETURN count(n) AS c")
         return int(rows[0]["c"])
 
     def read(self, query: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -252,7 +272,7 @@ class Neo4jGraphStore(GraphStore):
     def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
         cols = ", ".join(f"n.{ident(p)} AS v{i}" for i, p in enumerate(props))
         notnull = " AND ".join(f"n.{ident(p)} IS NOT NULL" for p in props)
-        rows = self.read(f"MATCH (n:{ident(label)}) WHERE {notnull} RETURN DISTINCT {cols} LIMIT $limit",
+        rows = self.read(f"MATCH (n:{self._label(label)}) WHERE {notnull} RETURN DISTINCT {cols} LIMIT $limit",
                          {"limit": int(limit)})  # fmt: skip
         return [tuple(r[f"v{i}"] for i in range(len(props))) for r in rows]
 
@@ -260,7 +280,7 @@ class Neo4jGraphStore(GraphStore):
         """Compile to parameterized Cypher (agents.query.cypher) and run it in a read transaction."""
         from agents.query.cypher import compile_plan
 
-        query, params = compile_plan(plan)
+        query, params = compile_plan(plan, self.namespace)
         rows = self.read(query, params)
         return [
             PlanRow(values={k: v for k, v in r.items() if k != "_citations"}, citations=r.get("_citations") or [])

@@ -48,9 +48,12 @@ def weaviate_transient(exc: BaseException) -> bool:
 
 
 def graph_store(settings: Settings) -> GraphStore:
-    from agents.stores.neo4j import Neo4jGraphStore
+    from agents.stores.neo4j import Neo4jGraphStore, label_namespace
 
-    return ResilientGraphStore(lambda: Neo4jGraphStore(settings.neo4j_uri), dependency("neo4j"), neo4j_transient)
+    def make() -> GraphStore:
+        return Neo4jGraphStore(settings.neo4j_uri, namespace=label_namespace(settings.app_id))
+
+    return ResilientGraphStore(make, dependency("neo4j"), neo4j_transient)
 
 
 def vector_store(settings: Settings) -> VectorStore:

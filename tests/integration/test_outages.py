@@ -57,8 +57,8 @@ def test_an_outage_during_ingest_loses_nothing(
 
     worker = Worker(tmp_path).start()
     tag = worker.run
-    client, purchase = entity_name(f"Client{tag}"), entity_name(f"Purchase{tag}_a")
-    labels = [client, purchase, entity_name(f"Purchase{tag}_b")]
+    labels = [worker.label(entity_name(s)) for s in (f"Client{tag}", f"Purchase{tag}_a", f"Purchase{tag}_b")]
+    client = labels[0]
     collection = collection_name(worker.app_id)
 
     def count(label: str) -> int:
@@ -87,7 +87,7 @@ def test_an_outage_during_ingest_loses_nothing(
         caught_up = time.monotonic() - back_at
         # nothing written twice: one SourceRecord per row, one DERIVED_FROM per node, every purchase linked
         rows = neo4j_driver.execute_query(
-            "MATCH (s:SourceRecord) WHERE s.source IN $sources RETURN count(s) AS c",
+            f"MATCH (s:`{worker.label('SourceRecord')}`) WHERE s.source IN $sources RETURN count(s) AS c",
             sources=[f"Client{tag}", f"Purchase{tag}_a", f"Purchase{tag}_b"],
         ).records[0]["c"]
         assert rows == CUSTOMERS + ORDERS
@@ -104,7 +104,7 @@ def test_an_outage_during_ingest_loses_nothing(
         worker.stop()
         for label in labels:
             neo4j_driver.execute_query(
-                f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
+                f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s) DETACH DELETE n, s"
             )
         if weaviate_client.collections.exists(collection):
             weaviate_client.collections.delete(collection)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import shutil
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -23,6 +22,7 @@ from typing import Any
 import pytest
 
 from contract.entities import entity_name
+from tests.integration.truth import drop_pack, expected_counts, graph_counts, pack_truth, wipe_labels
 from tests.integration.worker import Worker, poll
 from tests.ops_metrics import family, ops_metric_families
 from tests.paths import CHINOOK
@@ -30,83 +30,27 @@ from tests.paths import CHINOOK
 pytestmark = pytest.mark.integration
 
 
-def chinook_truth() -> dict[str, Any]:
-    path = CHINOOK / "truth.json"
-    assert path.exists(), f"the eval pack is missing: {path}"
-    return dict(json.loads(path.read_text("utf-8")))
-
-
-def wipe_labels(driver: Any, labels: list[str], sources: list[str]) -> None:
-    """Delete these labels' nodes and these sources' records (auto-commit: CALL ... IN TRANSACTIONS needs it)."""
-    with driver.session() as session:
-        for label in labels:
-            session.run(f"MATCH (n:`{label}`) CALL (n) {{ DETACH DELETE n }} IN TRANSACTIONS OF 5000 ROWS").consume()
-        session.run(
-            "MATCH (s:SourceRecord) WHERE s.source IN $sources "
-            "CALL (s) { DETACH DELETE s } IN TRANSACTIONS OF 5000 ROWS",
-            sources=sources,
-        ).consume()
-
-
 @pytest.fixture
-def chinook_labels(neo4j_driver: Any) -> Iterator[dict[str, Any]]:
-    """Chinook's entity labels are plain table names: remove earlier copies before and after the test."""
-    truth = chinook_truth()
-    labels = [entity_name(s) for s in truth["sources"]]
-    wipe_labels(neo4j_driver, labels, list(truth["sources"]))
-    yield truth
-    wipe_labels(neo4j_driver, labels, list(truth["sources"]))
-
-
-def graph_counts(driver: Any, truth: dict[str, Any]) -> dict[str, Any]:
-    """Nodes per source (count, without provenance, stubs) and relationships per expected (from, to) label pair."""
-    nodes = {}
-    for source in truth["sources"]:
-        rec = driver.execute_query(
-            f"MATCH (n:`{entity_name(source)}`) RETURN count(n) AS n, "
-            "count(CASE WHEN NOT EXISTS { (n)-[:DERIVED_FROM]->(:SourceRecord) } THEN 1 END) AS unsourced, "
-            "count(CASE WHEN n._stub THEN 1 END) AS stubs"
-        ).records[0]
-        nodes[source] = (rec["n"], rec["unsourced"], rec["stubs"])
-    edges = {}
-    for src, dst in expected_counts(truth)["edges"]:
-        rec = driver.execute_query(
-            f"MATCH (a:`{src}`)-[r]->(b:`{dst}`) WHERE type(r) <> 'DERIVED_FROM' RETURN count(r) AS c"
-        ).records[0]
-        edges[(src, dst)] = rec["c"]
-    return {"nodes": nodes, "edges": edges}
-
-
-def expected_counts(truth: dict[str, Any]) -> dict[str, Any]:
-    nodes = {s: (v["rows"], 0, 0) for s, v in truth["sources"].items()}
-    edges: dict[tuple[str, str], int] = {}
-    for fk in truth["foreign_keys"]:
-        key = (entity_name(fk["from"]["source"]), entity_name(fk["to"]["source"]))
-        edges[key] = edges.get(key, 0) + fk["child_nonnull_rows"]
-    for h in truth["hierarchy"]:  # nesting: parent -[HAS_...]-> child; the child's FK to the parent is the same link
-        key = (entity_name(h["child"]), entity_name(h["parent"]))
-        edges.pop(key, None)
-        edges[(entity_name(h["parent"]), entity_name(h["child"]))] = truth["sources"][h["child"]]["rows"]
-    return {"nodes": nodes, "edges": edges}
-
-
-def drop_chinook(into: Path) -> None:
-    for f in sorted((CHINOOK / "drop").iterdir()):
-        tmp = into / f".{f.name}.part"
-        shutil.copyfile(f, tmp)
-        tmp.rename(into / f.name)
+def chinook(neo4j_driver: Any, tmp_path: Path) -> Iterator[tuple[dict[str, Any], Worker]]:
+    """Chinook's truth and a worker (not started) for it; its graph (the worker's label namespace) is removed after."""
+    truth = pack_truth(CHINOOK)
+    worker = Worker(tmp_path)
+    yield truth, worker
+    ns = worker.label("")
+    wipe_labels(neo4j_driver, [entity_name(s) for s in truth["sources"]], list(truth["sources"]), ns)
 
 
 def test_chinook_drop_matches_truth(kafka_bootstrap: str, weaviate_client: Any, neo4j_driver: Any,
-                                    chinook_labels: dict[str, Any], tmp_path: Path) -> None:
+                                    chinook: tuple[dict[str, Any], Worker]) -> None:
     from agents.stores.weaviate import collection_name
 
-    truth = chinook_labels
-    worker = Worker(tmp_path).start()
+    truth, worker = chinook
+    worker.start()
+    ns = worker.label("")
     try:
-        drop_chinook(worker.data)
+        drop_pack(CHINOOK, worker.data)
         want = expected_counts(truth)
-        got = poll(lambda: graph_counts(neo4j_driver, truth), lambda g: g == want, 300, "Chinook in Neo4j", worker.log)
+        got = poll(lambda: graph_counts(neo4j_driver, truth, ns), lambda g: g == want, 300, "Chinook in Neo4j", worker.log)
         assert got == want
         agent = worker.health()["contract_agent"]  # what the contract agent does, and for how long
         assert isinstance(agent["step"], str) and 0 <= agent["seconds"] < 60, agent
@@ -139,21 +83,22 @@ def test_chinook_drop_matches_truth(kafka_bootstrap: str, weaviate_client: Any, 
 
 
 def test_sigkill_mid_ingest_then_restart_equals_clean_run(
-    kafka_bootstrap: str, neo4j_driver: Any, chinook_labels: dict[str, Any], tmp_path: Path
+    kafka_bootstrap: str, neo4j_driver: Any, chinook: tuple[dict[str, Any], Worker]
 ) -> None:
-    truth = chinook_labels
-    worker = Worker(tmp_path).start()
+    truth, worker = chinook
+    worker.start()
+    ns = worker.label("")
     try:
-        drop_chinook(worker.data)
+        drop_pack(CHINOOK, worker.data)
         # Kill once part of the data is in the graph: mid-ingest, with records in flight and offsets uncommitted.
-        poll(lambda: graph_counts(neo4j_driver, truth)["nodes"]["Album"][0], lambda n: n > 0, 180, "first writes",
+        poll(lambda: graph_counts(neo4j_driver, truth, ns)["nodes"]["Album"][0], lambda n: n > 0, 180, "first writes",
              worker.log)
         worker.kill()
-        partial = graph_counts(neo4j_driver, truth)
+        partial = graph_counts(neo4j_driver, truth, ns)
         want = expected_counts(truth)
         assert partial != want, "the worker finished before it was killed: the test did not test a crash"
         worker.start()
-        got = poll(lambda: graph_counts(neo4j_driver, truth), lambda g: g == want, 300, "convergence after restart",
+        got = poll(lambda: graph_counts(neo4j_driver, truth, ns), lambda g: g == want, 300, "convergence after restart",
                    worker.log)
         assert got == want  # nothing lost, nothing duplicated (counts equal the truth exactly)
     finally:
@@ -194,7 +139,7 @@ def test_new_column_emits_one_diff_and_backfills_existing_nodes(
 ) -> None:
     worker = Worker(tmp_path).start()
     source = f"Gadget{worker.run}"
-    label = entity_name(source)
+    label = worker.label(entity_name(source))
     path = worker.data / f"{source}.csv"
     try:
         rows = [(i, f"gadget {i}") for i in range(1, 31)]
@@ -249,7 +194,7 @@ def test_new_column_emits_one_diff_and_backfills_existing_nodes(
     finally:
         worker.stop()
         neo4j_driver.execute_query(
-            f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
+            f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s) DETACH DELETE n, s"
         )
 
 
@@ -289,7 +234,7 @@ def test_garbage_and_invalid_records_go_to_dlq_and_the_rest_is_ingested(
     worker = Worker(tmp_path).start()
     good = f"Widget{worker.run}"
     pushed = f"Pushed{worker.run}"
-    labels = [entity_name(good), entity_name(pushed), entity_name(f"Broken{worker.run}")]
+    labels = [worker.label(entity_name(s)) for s in (good, pushed, f"Broken{worker.run}")]
     try:
         (worker.data / "junk.bin").write_bytes(b"\x00\x01\xff\xfe" * 1000)
         (worker.data / f"Broken{worker.run}.jsonl").write_text('{"id": 1}\n{not json}\n{"id": 2}\n', "utf-8")
@@ -336,5 +281,5 @@ def test_garbage_and_invalid_records_go_to_dlq_and_the_rest_is_ingested(
         worker.stop()
         for label in labels:
             neo4j_driver.execute_query(
-                f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
+                f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s) DETACH DELETE n, s"
             )

@@ -50,13 +50,13 @@ def test_csv_drop_reaches_neo4j_weaviate_and_prometheus(
     tmp.write_text("\n".join(lines) + "\n", "utf-8")
     tmp.rename(worker.data / f"{source}.csv")  # appears atomically, as a well-behaved producer would do
 
-    graph = Neo4jGraphStore(settings.neo4j_uri)
+    graph = Neo4jGraphStore(settings.neo4j_uri, namespace=worker.label(""))  # the worker's graph
     vectors = WeaviateVectorStore(settings.weaviate_url, grpc_port=settings.weaviate_grpc_port)
     collection = collection_name(worker.app_id)
     try:
         poll(lambda: graph.count(label), lambda c: c == len(ROWS), 90, f"{len(ROWS)} :{label} nodes", worker.log)
         rows = graph.read(
-            f"MATCH (n:`{label}`)-[:DERIVED_FROM]->(s:SourceRecord) "
+            f"MATCH (n:`{worker.label(label)}`)-[:DERIVED_FROM]->(s:`{worker.label('SourceRecord')}`) "
             "RETURN n.name AS name, n.email AS email, n.id AS id, s.source AS source, s.location AS location "
             "ORDER BY name"
         )
@@ -82,7 +82,7 @@ def test_csv_drop_reaches_neo4j_weaviate_and_prometheus(
     finally:
         graph.close()
         neo4j_driver.execute_query(
-            f"MATCH (n:`{label}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s:SourceRecord) DETACH DELETE n, s"
+            f"MATCH (n:`{worker.label(label)}`) OPTIONAL MATCH (n)-[:DERIVED_FROM]->(s) DETACH DELETE n, s"
         )
         if vectors.count(collection):
             vectors.drop(collection)

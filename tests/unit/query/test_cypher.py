@@ -27,6 +27,29 @@ def test_lookup_is_parameterized_and_escaped() -> None:
     check_read_only(cypher)  # compiled plans never write
 
 
+def test_a_namespace_prefixes_every_label_the_plan_names_and_the_provenance_label() -> None:
+    plan = QueryPlan(
+        kind="traverse",
+        start=NodePattern(var="n0", label="Album", filters=[Filter(prop="Title", value="X")]),
+        hops=[Hop(rel_type="BY", direction="out", target=NodePattern(var="n1", label="Artist"))],
+        returns=[ReturnItem(var="n1", prop="Name", alias="v0")],
+        cite=["n0", "n1"],
+    )
+    plain, _ = compile_plan(plan)
+    spaced, params = compile_plan(plan, "shop__")
+    assert "(n0:`Album`)" in plain and ":`SourceRecord`)" in plain
+    assert "(n0:`shop__Album`)" in spaced and "(n1:`shop__Artist`)" in spaced and ":`shop__SourceRecord`)" in spaced
+    assert "`Album`" not in spaced.replace("`shop__Album`", "") and params == {"p0": "X"}
+
+
+def test_label_namespace_is_empty_for_the_default_app_id_only() -> None:
+    pytest.importorskip("neo4j")
+    from agents.stores.neo4j import label_namespace
+
+    assert label_namespace("esc") == "" and label_namespace("") == ""
+    assert label_namespace("shop") == "shop__" and label_namespace("shop") != label_namespace("shop2")
+
+
 def test_grouped_superlative_orders_by_aggregate_alias() -> None:
     plan = QueryPlan(
         kind="superlative",
