@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -19,9 +20,15 @@ from concurrent.futures.process import BrokenProcessPool
 from agents import metrics
 from agents.pipeline import profile_messages
 from agents.profiler import ProfileDelta
+from streams.runtime.child_process import die_with_parent
 from streams.runtime.gc_tuning import tune_gc
 
 log = logging.getLogger(__name__)
+
+
+def _start_child(parent_pid: int) -> None:
+    die_with_parent(parent_pid)  # a SIGKILLed worker leaves no profiling child behind
+    tune_gc()
 
 
 class ProfilePool:
@@ -33,7 +40,8 @@ class ProfilePool:
         if self._pool is None:
             # spawn, not fork: the worker has threads (Kafka client, store drivers) that a fork would copy mid-state
             self._pool = ProcessPoolExecutor(
-                self.processes, mp_context=multiprocessing.get_context("spawn"), initializer=tune_gc
+                self.processes, mp_context=multiprocessing.get_context("spawn"), initializer=_start_child,
+                initargs=(os.getpid(),),
             )
         return self._pool
 

@@ -1,0 +1,136 @@
+"""kill -9 at random moments while a worker ingests Sakila: after each kill nothing the worker started lives on
+(its profiling child dies with it), and after the last restart the graph and the vectors equal a clean run's."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from contract.entities import entity_name
+from tests.integration.truth import drop_pack, expected_counts, graph_counts, pack_truth, wipe_labels
+from tests.integration.worker import Worker, poll
+from tests.paths import RELATIONAL
+
+pytestmark = pytest.mark.integration
+
+SAKILA = RELATIONAL / "sakila"
+KILLS = 10
+ESSAYS = 300
+"""Sakila has no prose (its descriptions are one short sentence), so the drop gets a source that has some."""
+
+
+def drop_with_prose(into: Path) -> None:
+    drop_pack(SAKILA, into)
+    rows = "".join(
+        f'{i},Essay {i},"Essay {i} walks through a quiet harbour town. It lingers on boats, nets and weather. '
+        f'The third paragraph turns to the keeper of lighthouse number {i}."\n'
+        for i in range(1, ESSAYS + 1)
+    )
+    tmp = into / ".essays.csv.part"
+    tmp.write_text("essay_id,title,body\n" + rows, "utf-8")
+    tmp.rename(into / "essays.csv")
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc: children of children too)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z":
+                parents[int(entry.name)] = int(fields[1])
+    out, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        kids = {c for c, pp in parents.items() if pp == p}
+        out |= kids
+        todo.extend(kids)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def embedded_vector_count(tmp: Path) -> int:
+    """The clean run: the same pack through the embedded runtime (the same stages), its vector count."""
+    import asyncio
+    from dataclasses import replace
+
+    from agents.embedding import HashingEmbedder
+    from esc.settings import load
+    from streams.runtime.inprocess import open_runtime
+
+    drop = tmp / "clean-drop"
+    drop.mkdir()
+    drop_with_prose(drop)
+    settings = replace(load(), state_dir=tmp / "clean-state", app_id="clean", topic_prefix="clean")
+    runtime, close = open_runtime(settings, drop, embedder=HashingEmbedder(), settle=0.0)
+    try:
+        asyncio.run(runtime.ingest_once())
+        return int(runtime.ingestor.vectors.count(runtime.ingestor.collection))
+    finally:
+        close()
+
+
+def test_kill9_at_ten_random_moments_on_sakila_converges_to_a_clean_run(
+    kafka_bootstrap: str, neo4j_driver: Any, weaviate_client: Any, tmp_path: Path
+) -> None:
+    from agents.stores.weaviate import collection_name
+
+    truth = pack_truth(SAKILA)
+    want = expected_counts(truth)
+    rng = random.Random(int(os.environ.get("ESC_TEST_SEED", "14")))
+    worker = Worker(tmp_path / "w").start()
+    ns = worker.label("")
+    collection = collection_name(worker.app_id)
+    moments: list[float] = []
+    children: list[int] = []  # how many processes each killed worker had started
+    try:
+        drop_with_prose(worker.data)
+        for _ in range(KILLS):
+            moments.append(round(rng.uniform(0.5, 8.0), 1))
+            time.sleep(moments[-1])
+            assert worker.proc is not None
+            before = descendants(worker.proc.pid)
+            children.append(len(before))
+            os.kill(worker.proc.pid, signal.SIGKILL)  # the worker only, not its group: children must go by themselves
+            worker.proc.wait(30)
+            poll(lambda before=before: {p for p in before if alive(p)}, lambda left: not left, 15,
+                 f"the killed worker's children {sorted(before)} gone", worker.log)  # fmt: skip
+            partial = graph_counts(neo4j_driver, truth, ns)
+            assert all(n <= want["nodes"][s][0] and unsourced == 0 for s, (n, unsourced, _) in partial["nodes"].items())
+            worker.start()
+        got = poll(lambda: graph_counts(neo4j_driver, truth, ns), lambda g: g == want, 300,
+                   f"convergence after kills at {moments}", worker.log)  # fmt: skip
+        assert got == want  # nothing lost, nothing duplicated
+        assert any(children), f"no kill found a child process to orphan: {children}"
+        clean = embedded_vector_count(tmp_path)
+        assert clean == ESSAYS  # one text object per essay
+        vectors = poll(lambda: weaviate_client.collections.get(collection).aggregate.over_all(total_count=True)
+                       .total_count, lambda n: n == clean, 180, f"{clean} vectors like a clean run", worker.log)  # fmt: skip
+        assert vectors == clean
+        print(f"\nkills at {moments} s after each start (children {children}); {sum(v[0] for v in want['nodes'].values())} nodes, "
+              f"{vectors} vectors, as a clean run")
+    finally:
+        assert worker.proc is not None
+        pid = worker.proc.pid
+        left = descendants(pid)
+        worker.stop()
+        wipe_labels(neo4j_driver, [entity_name(s) for s in [*truth["sources"], "essays"]], [*truth["sources"], "essays"], ns)
+        if weaviate_client.collections.exists(collection):
+            weaviate_client.collections.delete(collection)
+    assert not {p for p in left if alive(p)}, "processes outlived the stopped worker"
