@@ -155,6 +155,8 @@ def _entity_query(label: str, key_names: tuple[str, ...], sigs: Sequence[EdgeSig
 
 
 class Neo4jGraphStore(GraphStore):
+    namespace = ""  # the label prefix of this app's graph (``label_namespace``)
+
     def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None,
                  namespace: str = "") -> None:  # fmt: skip
         # Notifications (e.g. "label does not exist" before the first write) are not errors for ESC.
@@ -162,8 +164,11 @@ class Neo4jGraphStore(GraphStore):
         self._database = database
         self._known_constraints: set[tuple[str, tuple[str, ...]]] = set()
         self.namespace = namespace
-        self._sr = ident(namespace + SOURCE_RECORD)
         self.ensure_entity_key(SOURCE_RECORD, ["sid"])
+
+    @property
+    def _sr(self) -> str:
+        return ident(self.namespace + SOURCE_RECORD)
 
     def _label(self, label: str) -> str:
         """The stored label of a contract label, escaped."""

@@ -257,9 +257,9 @@ class StackBackend(Backend):
 
     def graph(self) -> GraphStore:
         if self._graph is None:
-            from agents.stores.neo4j import Neo4jGraphStore
+            from agents.stores.neo4j import Neo4jGraphStore, label_namespace
 
-            self._graph = Neo4jGraphStore(self.settings.neo4j_uri)
+            self._graph = Neo4jGraphStore(self.settings.neo4j_uri, namespace=label_namespace(self.settings.app_id))
         return self._graph
 
     def close(self) -> None:
@@ -280,17 +280,20 @@ class StackBackend(Backend):
         from neo4j import GraphDatabase
 
         from agents.stores.cypher import ident
+        from agents.stores.neo4j import label_namespace
 
+        ns = label_namespace(self.settings.app_id)  # the worker's graph
+        stored = {ns + label for label in self._labels}
         with GraphDatabase.driver(self.settings.neo4j_uri, auth=None) as driver:
-            for label in self._labels:
+            for label in stored:
                 driver.execute_query(f"MATCH (n:{ident(label)}) DETACH DELETE n")
             for source in self.shop.sources.values():
                 driver.execute_query(
-                    "MATCH (s:SourceRecord) WHERE s.sid STARTS WITH $p DETACH DELETE s", p=source + "\x1f"
+                    f"MATCH (s:{ident(ns + 'SourceRecord')}) WHERE s.sid STARTS WITH $p DETACH DELETE s", p=source + "\x1f"
                 )
             constraints, _, _ = driver.execute_query("SHOW CONSTRAINTS YIELD name, labelsOrTypes RETURN *")
             for c in constraints:
-                if any(label in self._labels for label in c["labelsOrTypes"] or []):
+                if any(label in stored or label == ns + "SourceRecord" and ns for label in c["labelsOrTypes"] or []):
                     driver.execute_query(f"DROP CONSTRAINT {ident(c['name'])} IF EXISTS")
         try:
             from agents.stores.weaviate import WeaviateVectorStore, collection_name
