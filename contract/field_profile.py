@@ -16,6 +16,7 @@ import numpy as np
 from contract.semantic import canonical, is_year, physical_of, string_hints
 from contract.sketches import BottomK, ExactSet, Examples, HyperLogLog, TopK, hash_value, representative
 from contract.typing import PhysicalType, widen
+from contract.value_order import add_counts, lower, number, upper
 
 
 @dataclass(frozen=True)
@@ -31,21 +32,6 @@ class Caps:
 
 
 DEFAULT_CAPS = Caps()
-
-
-def _min(a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else min(a, b)
-
-
-def _max(a: Any, b: Any) -> Any:
-    return b if a is None else a if b is None else max(a, b)
-
-
-def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0) + v
-    return dict(sorted(out.items()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,14 +115,14 @@ class FieldProfile:
             path=min(self.path, other.path),
             position=min(self.position, other.position),
             nonnull=self.nonnull + other.nonnull,
-            types=_add(self.types, other.types),
-            hints=_add(self.hints, other.hints),
-            num_min=_min(self.num_min, other.num_min),
-            num_max=_max(self.num_max, other.num_max),
-            str_min=_min(self.str_min, other.str_min),
-            str_max=_max(self.str_max, other.str_max),
-            len_min=_min(self.len_min, other.len_min),
-            len_max=_max(self.len_max, other.len_max),
+            types=add_counts(self.types, other.types),
+            hints=add_counts(self.hints, other.hints),
+            num_min=lower(self.num_min, other.num_min),
+            num_max=upper(self.num_max, other.num_max),
+            str_min=lower(self.str_min, other.str_min),
+            str_max=upper(self.str_max, other.str_max),
+            len_min=lower(self.len_min, other.len_min),
+            len_max=upper(self.len_max, other.len_max),
             len_sum=self.len_sum + other.len_sum,
             str_count=self.str_count + other.str_count,
             words_sum=self.words_sum + other.words_sum,
@@ -291,14 +277,14 @@ class Aggregates:
     def merge(self, o: Aggregates) -> Aggregates:
         return Aggregates(
             self.nonnull + o.nonnull,
-            _add(self.types, o.types),
-            _add(self.hints, o.hints),
-            _min(self.num_min, o.num_min),
-            _max(self.num_max, o.num_max),
-            _min(self.str_min, o.str_min),
-            _max(self.str_max, o.str_max),
-            _min(self.len_min, o.len_min),
-            _max(self.len_max, o.len_max),
+            add_counts(self.types, o.types),
+            add_counts(self.hints, o.hints),
+            lower(self.num_min, o.num_min),
+            upper(self.num_max, o.num_max),
+            lower(self.str_min, o.str_min),
+            upper(self.str_max, o.str_max),
+            lower(self.len_min, o.len_min),
+            upper(self.len_max, o.len_max),
             self.len_sum + o.len_sum,
             self.str_count + o.str_count,
             self.words_sum + o.words_sum,
@@ -322,36 +308,24 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
         t = phys[i] if phys is not None else physical_of(raw)
         types[t] = types.get(t, 0) + wt
         if t in ("int", "float", "decimal"):
-            cv = canonical(raw)
-            num_min = _min(num_min, cv)
-            num_max = _max(num_max, cv)
-            if t == "int" and is_year(cv):
+            cv = number(raw)
+            num_min = lower(num_min, cv)
+            num_max = upper(num_max, cv)
+            if t == "int" and cv is not None and is_year(cv):
                 hints["year"] = hints.get("year", 0) + wt
         elif isinstance(raw, str):
             if t in ("string", "text"):
                 n = len(raw)
-                len_min, len_max = _min(len_min, n), _max(len_max, n)
+                len_min, len_max = lower(len_min, n), upper(len_max, n)
                 len_sum += n * wt
                 str_count += wt
                 words_sum += len(raw.split()) * wt
                 for hint in string_hints(raw):
                     hints[hint] = hints.get(hint, 0) + wt
             if t in ("string", "text", "date", "datetime"):
-                str_min, str_max = _min(str_min, raw), _max(str_max, raw)
-    return Aggregates(
-        nonnull,
-        dict(sorted(types.items())),
-        dict(sorted(hints.items())),
-        num_min,
-        num_max,
-        str_min,
-        str_max,
-        len_min,
-        len_max,
-        len_sum,
-        str_count,
-        words_sum,
-    )
+                str_min, str_max = lower(str_min, raw), upper(str_max, raw)
+    return Aggregates(nonnull, dict(sorted(types.items())), dict(sorted(hints.items())), num_min, num_max,
+                      str_min, str_max, len_min, len_max, len_sum, str_count, words_sum)  # fmt: skip
 
 
 def build_from_groups(

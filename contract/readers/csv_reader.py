@@ -2,19 +2,33 @@
 
 Cells are strings; an empty field is None (a CSV file cannot tell an empty string from a NULL). The first
 non-blank row is the header; blank and duplicate header names are made unique (``col_3``, ``Name__2``). A row
-with more or fewer cells than the header is rejected with its location, and reading goes on.
+with more or fewer cells than the header is rejected with its location, and reading goes on. Lines may end in
+``\n``, ``\r\n`` or a lone ``\r`` (old Mac files, and files mixing the three).
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
 from contract.readers.base import ReadContext, unique_names
 from contract.readers.lines import Lines, open_text
 from contract.readers.sniff import DIALECT_SAMPLE_CHARS, Dialect, sniff_dialect
 from contract.records import Record, Rejected
+
+_LONE_CR = re.compile(r"(?<=\r)(?!\n)")
+
+
+def _cr_lines(lines: Iterable[str]) -> Iterator[str]:
+    """Each line cut after every lone ``\r``: the csv module ends a row there, but only at the end of a line it
+    was given (inside one it fails with "new-line character seen in unquoted field")."""
+    for line in lines:
+        if "\r" in line[:-1] and _LONE_CR.search(line, 0, len(line) - 1):
+            yield from (part for part in _LONE_CR.split(line) if part)
+        else:
+            yield line
 
 
 def _raise_field_limit(limit: int) -> None:
@@ -46,7 +60,7 @@ def _read(ctx: ReadContext, fh: BinaryIO) -> Iterator[Record | Rejected]:
     )
     _raise_field_limit(ctx.max_record_bytes + 1)
     lines = Lines(fh, enc, ctx)
-    rows = csv.reader(iter(lines), delimiter=dialect.delimiter, quotechar='"', doublequote=True, strict=False)
+    rows = csv.reader(_cr_lines(lines), delimiter=dialect.delimiter, quotechar='"', doublequote=True, strict=False)
     header: list[str] | None = None
     row_no = 0
     while True:

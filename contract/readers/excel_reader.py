@@ -3,6 +3,11 @@
 A workbook with one sheet is source ``<stem>``; otherwise each sheet is ``<stem>.<sheet>``. The first non-empty
 row of a sheet is its header. Cells keep the types Excel stores (numbers, booleans, strings); dates and times
 become ISO strings; an empty cell or empty string is None. ``Location.row`` is the sheet's own row number.
+
+Memory stays bounded: the archive's declared sizes are checked before anything is inflated
+(``contract.readers.bounds``: a zip bomb is rejected unread), the sheet's declared dimension is ignored (a
+declared ``A1:XFD1048576`` would pad every row to 16,384 cells and every gap with empty rows), and a row over
+the record limit is rejected like any other record.
 """
 
 from __future__ import annotations
@@ -11,10 +16,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from contract.readers.base import ReadContext, plain, unique_names
+from contract.readers.bounds import zip_refusal
 from contract.records import Record, Rejected
 
 
 def read_excel(ctx: ReadContext) -> Iterator[Record | Rejected]:
+    refusal = zip_refusal(ctx.path)
+    if refusal is not None:
+        yield ctx.reject(f"unreadable Excel workbook: {refusal}")
+        return
     try:
         from openpyxl import load_workbook
 
@@ -34,6 +44,7 @@ def read_excel(ctx: ReadContext) -> Iterator[Record | Rejected]:
 def _sheet(ctx: ReadContext, ws: Any, source: str) -> Iterator[Record | Rejected]:
     header: list[str] | None = None
     try:
+        ws.reset_dimensions()  # the cells present, not the declared dimension
         rows = ws.iter_rows(values_only=True)
         for row_no, row in enumerate(rows, start=1):
             cells = [None if c == "" else plain(c) for c in row]
@@ -51,6 +62,11 @@ def _sheet(ctx: ReadContext, ws: Any, source: str) -> Iterator[Record | Rejected
                     sheet=ws.title,
                     row=row_no,
                 )
+                continue
+            size = sum(len(str(c).encode("utf-8", "surrogatepass")) for c in cells if c is not None)
+            if size > ctx.max_record_bytes:
+                yield ctx.reject(f"record is over the limit ({size} > {ctx.max_record_bytes} bytes)",
+                                 repr(cells)[:2000], sheet=ws.title, row=row_no)
                 continue
             cells += [None] * (len(header) - len(cells))
             values = dict(zip(header, cells, strict=True))
