@@ -293,7 +293,7 @@ class StackBackend(Backend):
                 )
             constraints, _, _ = driver.execute_query("SHOW CONSTRAINTS YIELD name, labelsOrTypes RETURN *")
             for c in constraints:
-                if any(label in stored or label == ns + "SourceRecord" and ns for label in c["labelsOrTypes"] or []):
+                if any(label in stored or (label == ns + "SourceRecord" and ns) for label in c["labelsOrTypes"] or []):
                     driver.execute_query(f"DROP CONSTRAINT {ident(c['name'])} IF EXISTS")
         try:
             from agents.stores.weaviate import WeaviateVectorStore, collection_name
