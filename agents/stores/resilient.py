@@ -112,11 +112,7 @@ class _Lazy:
                     self._inner = call(self.dep, self.transient, self._make)
         return self._inner
 
-
-class ResilientGraphStore(_Lazy, GraphStore):
-    """A graph store whose calls survive an outage of the server behind it."""
-
-    def __getattr__(self, name: str) -> Any:  # store-specific extras: retried like writes
+    def __getattr__(self, name: str) -> Any:  # store-specific extras (delete_by_record, drop, ...): retried like writes
         if name.startswith("_"):
             raise AttributeError(name)
         attr = getattr(self.inner, name)
@@ -129,6 +125,14 @@ class ResilientGraphStore(_Lazy, GraphStore):
 
     def _r(self, fn: Callable[..., T], *args: Any) -> T:
         return call(self.dep, self.transient, fn, *args, forever=False)
+
+    def close(self) -> None:
+        if self._inner is not None:
+            self._inner.close()
+
+
+class ResilientGraphStore(_Lazy, GraphStore):
+    """A graph store whose calls survive an outage of the server behind it."""
 
     def ensure_entity_key(self, label: str, key_props: Sequence[str]) -> None:
         self._w(self.inner.ensure_entity_key, label, key_props)
@@ -163,34 +167,18 @@ class ResilientGraphStore(_Lazy, GraphStore):
     def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
         return self._r(self.inner.distinct_values, label, props, limit)
 
-    def close(self) -> None:
-        if self._inner is not None:
-            self._inner.close()
-
 
 class ResilientVectorStore(_Lazy, VectorStore):
     """A vector store whose writes wait out an outage (the vector outbox keeps its texts until acknowledged)."""
 
-    def __getattr__(self, name: str) -> Any:  # store-specific extras (delete_by_record, drop, ...)
-        if name.startswith("_"):
-            raise AttributeError(name)
-        attr = getattr(self.inner, name)
-        if not callable(attr):
-            return attr
-        return lambda *a, **k: call(self.dep, self.transient, attr, *a, **k)
-
     def ensure_collection(self, name: str) -> None:
-        call(self.dep, self.transient, self.inner.ensure_collection, name)
+        self._w(self.inner.ensure_collection, name)
 
     def upsert(self, collection: str, objects: Sequence[TextObject]) -> int:
-        return call(self.dep, self.transient, self.inner.upsert, collection, objects)
+        return self._w(self.inner.upsert, collection, objects)
 
     def near_vector(self, collection: str, vector: Sequence[float], limit: int = 5) -> list[dict[str, Any]]:
-        return call(self.dep, self.transient, self.inner.near_vector, collection, vector, limit, forever=False)
+        return self._r(self.inner.near_vector, collection, vector, limit)
 
     def count(self, collection: str) -> int:
-        return call(self.dep, self.transient, self.inner.count, collection, forever=False)
-
-    def close(self) -> None:
-        if self._inner is not None:
-            self._inner.close()
+        return self._r(self.inner.count, collection)
