@@ -160,7 +160,11 @@ class Neo4jGraphStore(GraphStore):
     def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None,
                  namespace: str = "") -> None:  # fmt: skip
         # Notifications (e.g. "label does not exist" before the first write) are not errors for ESC.
-        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF")
+        # The driver's own transaction retry (30 s by default) would hide an outage from the dependency tracker
+        # (``resilient.py`` retries writes itself, with backoff and reporting): keep it short.
+        self._driver = neo4j.GraphDatabase.driver(
+            uri, auth=auth, notifications_min_severity="OFF", max_transaction_retry_time=1.0, connection_timeout=10.0
+        )
         self._database = database
         self._known_constraints: set[tuple[str, tuple[str, ...]]] = set()
         self.namespace = namespace
