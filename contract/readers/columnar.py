@@ -68,7 +68,7 @@ def plan_csv(sf: SourceFile, *, max_fields: int | None = None) -> CsvPlan | list
     except OSError as exc:
         return _decline(sf, f"cannot open: {exc}")
     enc = sniff_encoding(head, whole=len(head) < SAMPLE_BYTES)
-    if enc is None or enc.name not in ("utf-8", "utf-8-sig"):
+    if enc is None or enc.name not in ("utf-8", "utf-8-sig") or enc.skip:
         return _decline(sf, f"encoding {enc.name if enc else 'unknown'}")
     bom = 3 if head.startswith(b"\xef\xbb\xbf") else 0
     text = head[bom:].decode("utf-8", errors="replace")

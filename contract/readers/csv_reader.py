@@ -55,7 +55,7 @@ def _read(ctx: ReadContext, fh: BinaryIO) -> Iterator[Record | Rejected]:
     sample = fh.read(DIALECT_SAMPLE_CHARS * 4)
     fh.seek(0)
     dialect = sniff_dialect(
-        sample.decode(enc.name, errors="replace").lstrip("\ufeff"),
+        sample[enc.skip :].decode(enc.name, errors="replace").lstrip("\ufeff"),
         prefer="\t" if ctx.format == "tsv" else ",",
     )
     _raise_field_limit(ctx.max_record_bytes + 1)

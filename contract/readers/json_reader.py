@@ -77,7 +77,9 @@ def read_json(ctx: ReadContext) -> Items:
     fh, enc = opened
     with fh:
         name = "utf-8" if enc.name == "utf-8-sig" else enc.name
-        if name == "utf-8" and fh.read(3) != codecs.BOM_UTF8:
+        if enc.skip:
+            fh.seek(enc.skip)
+        elif name == "utf-8" and fh.read(3) != codecs.BOM_UTF8:
             fh.seek(0)
         stream = io.TextIOWrapper(fh, encoding=name, errors="strict", newline="")
         cb = CharBuffer(stream)

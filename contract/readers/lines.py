@@ -32,7 +32,9 @@ class Lines:
         self.pending: list[Rejected] = []
         self.sample: list[str] = []  # raw text of the current record, capped, for Rejected.raw
         self._sample_len = 0
-        if enc.name == "utf-8-sig" and fh.read(3) != b"\xef\xbb\xbf":
+        if enc.skip:
+            fh.seek(enc.skip)
+        elif enc.name == "utf-8-sig" and fh.read(3) != b"\xef\xbb\xbf":
             fh.seek(0)
         if enc.name == "utf-8-sig":
             self.enc = Encoding("utf-8", True)

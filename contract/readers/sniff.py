@@ -10,7 +10,7 @@ import csv
 import io
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 SAMPLE_BYTES = 256 << 10  # prefix used to guess an encoding (later surprises: see lines.Lines)
@@ -49,6 +49,7 @@ class Encoding:
 
     name: str
     confident: bool
+    skip: int = 0  # bytes to pass over at the start (a stray BOM that is not the file's encoding)
 
 
 def format_for(path: Path) -> str | None:
@@ -123,12 +124,21 @@ def sniff_encoding(sample: bytes, *, whole: bool) -> Encoding | None:
     if sample.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         return Encoding("utf-32", True)
     if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return Encoding("utf-16", True)
+        if b"\x00" in sample[2:] or len(sample) <= 2:
+            return Encoding("utf-16", True)
+        # UTF-16 text has NULs in nearly every other byte: this BOM is a stray before 8-bit text
+        rest = sniff_encoding(sample[2:], whole=whole)
+        return None if rest is None else replace(rest, skip=2)
     if b"\x00" in sample:
         return None
     try:
         codecs.getincrementaldecoder("utf-8")().decode(sample, final=whole)
         return Encoding("utf-8", not sample.isascii())
+    except UnicodeDecodeError:
+        pass
+    try:  # UTF-8 whose only flaw is encoded surrogates (CESU-8 / WTF-8): UTF-8, and the lines holding them fail
+        codecs.getincrementaldecoder("utf-8")(errors="surrogatepass").decode(sample, final=whole)
+        return Encoding("utf-8", True)
     except UnicodeDecodeError:
         pass
     # Mostly valid UTF-8 with a few broken bytes is still UTF-8 (the broken lines get rejected); legacy

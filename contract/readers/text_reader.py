@@ -36,7 +36,7 @@ def read_text(ctx: ReadContext) -> Iterator[Record | Rejected]:
         yield ctx.reject("binary or undecodable content (not text in any known encoding)", data[:200])
         return
     try:
-        text = data.decode(enc.name)
+        text = data[enc.skip :].decode(enc.name)
     except (UnicodeDecodeError, LookupError) as exc:
         yield ctx.reject(f"not valid {enc.name}: {exc}", data[:200])
         return
