@@ -111,6 +111,12 @@ def name_evidence(col: str, s_prefix: str, target: str, key: str, t_prefix: str)
     return None
 
 
+def _bare_id(col: str, prefix: str) -> bool:
+    """``id``, ``ID``, ``Key``, ``no``: a name with nothing but an id word (it names no other source)."""
+    words = tokens(strip_prefix(col, prefix))
+    return bool(words) and all(w in ("id", "key", "fk", "ref", "code", "no", "pk") for w in words)
+
+
 def value_evidence(child: Any, key: Any) -> tuple[float, str] | None:
     """Evidence from the values alone, for a column named unlike its target (``origin`` -> ``airports.faa``):
     text codes of the key's shape (no longer than ``MAX_CODE_CHARS``, lengths within the key's), a target with at
@@ -175,8 +181,10 @@ def single_candidates(
             ev = value_evidence(f, tp.fields[k])
             if ev is None:
                 continue
-        if own is not None and own.fields == [col] and t != source and names_source(col, source, s_prefix):
-            continue  # the source's own id (named after it) identifies, it does not refer
+        if own is not None and own.fields == [col] and t != source and (
+            names_source(col, source, s_prefix) or _bare_id(col, s_prefix)
+        ):
+            continue  # the source's own id (named after it, or a bare ``id``) identifies, it does not refer
         if tp.fields[k].physical != f.physical and "string" not in (f.physical, tp.fields[k].physical):
             continue
         c = containment(*_sets(p, col), *_sets(tp, k))
