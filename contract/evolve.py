@@ -105,7 +105,7 @@ def content_hash(contract: Contract) -> str:
 
 
 def _merge_field(old: FieldSpec, new: FieldSpec) -> FieldSpec:
-    """``old`` (the merge's own copy, see :func:`merge`) with ``new``'s statistics (copied: ``new`` is an input)."""
+    """A new field: ``old`` (left as it is) with ``new``'s statistics (copied: ``new`` is an input)."""
     merged = old.model_copy()
     merged.type = widen(old.type, new.type)
     for name in _STAT_FIELDS:
@@ -131,8 +131,7 @@ def _key_violation(old: SourceSpec, new: SourceSpec, reason: str) -> dict[str, A
 
 
 def _merge_source(old: SourceSpec, new: SourceSpec, reason: str) -> SourceSpec:
-    """``old`` (the merge's own deep copy of the previous source, so not copied again: on a source of 500 fields
-    the copies were most of a merge) with ``new`` merged in."""
+    """A new source: ``old`` (left as it is) with ``new`` merged in."""
     merged = old.model_copy()
     merged.fields = list(old.fields)
     merged.files = sorted(set(old.files) | set(new.files))
@@ -241,7 +240,11 @@ def merge(previous: Contract | None, observed: Contract, reason: str = "") -> Co
     new observation, apply them to ``merge(previous, observed)`` and pass that to :func:`evolve`.
     """
     base = previous if previous is not None else Contract(contract_id=observed.contract_id)
-    merged = base.model_copy(deep=True)
+    # A shallow copy: every part below is replaced, never changed in place (``_merge_source`` and ``_merge_field``
+    # build new objects), so ``previous`` stays as it was without deep-copying it (on a contract of 20,000 fields
+    # the copy was most of a merge, once per version).
+    merged = base.model_copy()
+    merged.sources = dict(base.sources)
     for name in observed.sources:
         src = observed.sources[name]
         have = merged.sources.get(name)

@@ -297,3 +297,18 @@ def test_a_copy_of_the_deterministic_entity_under_another_label_is_folded() -> N
     base.entities.append(base.entity("Artist").model_copy(update={"name": "Performer"}))  # type: ignore[union-attr]
     c2, diff = evolve(c1, base)
     assert diff is None and c2.entity("Performer") is None
+
+
+@given(st.lists(observations(), min_size=2, max_size=4))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_evolve_never_changes_its_inputs(seq: list[Contract]) -> None:
+    """``merge`` copies the previous contract shallowly: a part changed in place would rewrite history."""
+    current: Contract | None = None
+    for observed in seq:
+        before = current.model_dump() if current is not None else None
+        seen = observed.model_dump()
+        nxt, _diff = evolve(current, with_entities(observed))
+        assert observed.model_dump() == seen
+        if current is not None:
+            assert current.model_dump() == before
+        current = nxt
