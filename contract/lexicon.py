@@ -304,7 +304,35 @@ def _strip_owner_initials(words: list[str], owner: str, owner_variants: list[lis
     return None
 
 
+_UNITS = (
+    # lengths, masses, volumes, areas, times, temperatures, speeds, energy, data, shares and currency codes that
+    # end a column name as its unit: ``diameter_km``, ``mass_kg``, ``orbit_days``, ``avg_temp_c``, ``price_usd``
+    # (not "min"/"max", statistics; not "year", "day": ``birth_year`` is a date part, ``age_years`` a quantity;
+    # not one-letter words that are also words or grades: a, s, t, ...)
+    "mm cm m km mi ft yd nm um kg g mg lb lbs oz ml cl dl gal m2 m3 km2 ha sqft sqm "
+    "sec secs seconds ms ns mins minutes hr hrs hours days wk wks weeks months yr yrs years "
+    "c degc degf mph kph kmh kmph knots hz khz mhz ghz kw mw kwh mwh kj cal kcal mv kpa hpa "
+    "kb mb gb tb bytes bits pct percent perc ppm usd eur gbp jpy chf cad aud cny inr"
+)
+UNIT_SUFFIXES = frozenset(_UNITS.split())
+"""Words read as a column's unit when they end a name of two or more words: the name without them is also a
+form (0.95), since people ask for "the diameter", not "the diameter km"."""
+
+
 def surface_forms(identifier: str, owner: str | None = None) -> list[tuple[str, float]]:
+    forms = _surface_forms(identifier, owner)
+    words = split_identifier(identifier)
+    if len(words) > 1 and words[-1].lower() in UNIT_SUFFIXES and not words[-2].isdigit():
+        acc = _Phrases()
+        for phrase, score in forms:
+            acc.add(phrase, score)
+        for phrase, score in _surface_forms("_".join(words[:-1]), owner):
+            acc.add(phrase, score - 0.05)
+        return acc.result()
+    return forms
+
+
+def _surface_forms(identifier: str, owner: str | None = None) -> list[tuple[str, float]]:
     """Phrases a user may say for an identifier, best first, each scored in (0, 1].
 
     The split words score 1.0, their abbreviation-expanded readings 0.95 (0.92 for the second reading

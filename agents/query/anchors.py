@@ -284,6 +284,9 @@ def _next_prefix(d: DateMention) -> str | None:
 # -- flags --------------------------------------------------------------------------------------------------
 
 
+_ASKED_FOR = {"the", "its", "their", "his", "her", "many", "much"}
+
+
 def flag_filters(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[tuple[Element, Filter, int]]:
     """Yes/no attributes used as predicates: "are discontinued", "inactive customers", "not active"."""
     out = []
@@ -295,6 +298,8 @@ def flag_filters(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[t
             if not a.boolean:
                 continue
             before = r.low(m.start - 1)
+            if before in _ASKED_FOR or r.low(m.end) == "of":
+                break  # "the moons of Earth", "how many moons": the field asked about, not a yes/no condition
             negated = (m.start - 1) in r.negated or before in ("not", "no", "non")
             if negated:
                 r.used.add(m.start - 1)

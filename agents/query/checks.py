@@ -9,7 +9,7 @@ from agents.query.jobstate import MODIFIER, UNCONSUMED, UNUSED, JobState
 from agents.query.phrases import Link
 from agents.query.plan import QueryPlan
 from agents.query.reading import OpMention, SchemaMention, ValueMention
-from agents.query.vocabulary import DERIVED_VALUE
+from agents.query.vocabulary import DERIVED_VALUE, Token
 from agents.query.words import DURATION_UNITS, DURATION_WORDS, MONEY_WORDS, QUANTITY_WORDS
 
 SUBJECT_WORDS = frozenset({"who", "which", "what", "that", "i", "we", "you", "they", "he", "she", "it", "does",
@@ -122,7 +122,7 @@ class Checks(JobState):
             if i in r.used:
                 continue
             t = r.tokens[i]
-            if t.low in MEASURE_HINTS or t.base in MEASURE_HINTS:
+            if (t.low in MEASURE_HINTS or t.base in MEASURE_HINTS) and not self._money_without_money(t):
                 continue  # "length", "spent", "units", "minutes": read by the measure logic
             nxt = next((m for m in r.schema if m.start == i + 1), None)
             prv = next((m for m in r.schema if m.end == i), None)
@@ -136,6 +136,13 @@ class Checks(JobState):
                 self.stray_pos.append(i)
             else:
                 self.penalize(UNCONSUMED, f"'{t.text}' was not used")
+
+    def _money_without_money(self, t: Token) -> bool:
+        """"price", "cost" where no field of any type holds money: nothing to read it with, so it is a word the
+        data lacks ("the price of Mars" answered with Mars's name was confident and wrong)."""
+        if not (t.low in MONEY_WORDS or t.base in MONEY_WORDS) or t.low in ("value", "amount"):
+            return False
+        return not any(a.money for info in self.vocab.types.values() for a in info.attrs.values())
 
     def _verb_context(self, i: int) -> bool:
         """A word that can be a verb, between its subject (a question word, a pronoun, an auxiliary or a

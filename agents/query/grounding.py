@@ -46,7 +46,7 @@ def _distinct(contract: Contract, source: str, attr: str) -> int | None:
     return spec.distinct if spec else None
 
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3  # bump when the phrases a contract gives change (lexicon, phrases.py)
 """Bumped whenever what the grounding cache holds changes shape."""
 MAX_FIELD_VALUES = 50_000
 """Fields with more distinct values than this are not put in the value dictionary (comments, ids, free text):
