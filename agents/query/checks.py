@@ -9,8 +9,8 @@ from agents.query.jobstate import MODIFIER, UNCONSUMED, UNUSED, JobState
 from agents.query.phrases import Link
 from agents.query.plan import QueryPlan
 from agents.query.reading import OpMention, SchemaMention, ValueMention
-from agents.query.vocabulary import DERIVED_VALUE, Token
-from agents.query.words import DURATION_UNITS, DURATION_WORDS, MONEY_WORDS, QUANTITY_WORDS
+from agents.query.vocabulary import DERIVED_VALUE
+from agents.query.words import DURATION_UNITS, DURATION_WORDS, MONEY_WORDS, QUANTITY_WORDS, Token
 
 SUBJECT_WORDS = frozenset({"who", "which", "what", "that", "i", "we", "you", "they", "he", "she", "it", "does",
                            "do", "did", "will", "would", "can", "could", "has", "have", "had"})  # fmt: skip
