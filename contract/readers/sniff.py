@@ -126,9 +126,12 @@ def sniff_encoding(sample: bytes, *, whole: bool) -> Encoding | None:
     if sample.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         if b"\x00" in sample[2:] or len(sample) <= 2:
             return Encoding("utf-16", True)
-        # UTF-16 text has NULs in nearly every other byte: this BOM is a stray before 8-bit text
+        # UTF-16 text of Latin script has NULs in nearly every other byte (CJK text may have none): a BOM before
+        # NUL-free bytes that are valid UTF-8 is a stray before UTF-8 text
         rest = sniff_encoding(sample[2:], whole=whole)
-        return None if rest is None else replace(rest, skip=2)
+        if rest is None or rest.name != "utf-8":
+            return Encoding("utf-16", True)
+        return replace(rest, skip=2)
     if b"\x00" in sample:
         return None
     try:
