@@ -12,39 +12,12 @@ from openpyxl import Workbook
 
 from contract.readers import read_path
 from contract.records import Record, Rejected
+from tests.hostile.office import pdf as _pdf
 
 
 def _read(path: Path, **kw: int) -> tuple[list[Record], list[Rejected]]:
     items = list(read_path(path, path.parent, **kw))
     return [i for i in items if isinstance(i, Record)], [i for i in items if isinstance(i, Rejected)]
-
-
-def _pdf(pages: list[str]) -> bytes:
-    """A minimal valid PDF with one line of Helvetica text per page (correct xref offsets)."""
-    objs: list[bytes] = []
-    n = len(pages)
-    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
-    objs.append(b"<< /Type /Catalog /Pages 2 0 R >>")
-    objs.append(f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode())
-    font = 3 + 2 * n
-    for i, text in enumerate(pages):
-        content = f"BT /F1 18 Tf 72 720 Td ({text}) Tj ET".encode()
-        objs.append(
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents {4 + 2 * i} 0 R "
-            f"/Resources << /Font << /F1 {font} 0 R >> >> >>".encode()
-        )
-        objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
-    objs.append(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for num, body in enumerate(objs, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % num + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % off for off in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
-    return bytes(out)
 
 
 def test_excel_single_sheet_is_the_stem(tmp_path: Path) -> None:
