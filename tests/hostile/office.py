@@ -56,41 +56,36 @@ def huge_dimension(rows: Sequence[Sequence[Any]]) -> bytes:
     return rewrite_zip(xlsx(rows), change)
 
 
-def shared_strings_bomb(inflated: int = 80 << 20) -> bytes:
-    """A workbook whose shared strings inflate to ``inflated`` bytes (one enormous string), a few hundred KiB
-    on disk."""
-    base = xlsx([["id", "name"], [1, "a"]])
+def _streamed_member(base: bytes, member: str, head: bytes, block: bytes, blocks: int, tail: bytes) -> bytes:
+    """``base`` with ``member`` replaced by ``head + block * blocks + tail``, streamed (never held whole)."""
     out = io.BytesIO()
     with zipfile.ZipFile(io.BytesIO(base)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as dst:
         for info in src.infolist():
-            if info.filename != "xl/sharedStrings.xml":
+            if info.filename != member:
                 dst.writestr(info.filename, src.read(info.filename))
-        with dst.open("xl/sharedStrings.xml", "w", force_zip64=True) as fh:
-            fh.write(b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="2" uniqueCount="2">')
-            fh.write(b"<si><t>id</t></si><si><t>")
-            chunk = b"A" * (1 << 20)
-            for _ in range(inflated >> 20):
-                fh.write(chunk)
-            fh.write(b"</t></si></sst>")
+        with dst.open(member, "w", force_zip64=True) as fh:
+            fh.write(head)
+            for _ in range(blocks):
+                fh.write(block)
+            fh.write(tail)
     return out.getvalue()
+
+
+def shared_strings_bomb(inflated: int = 80 << 20) -> bytes:
+    """A workbook whose shared strings inflate to ``inflated`` bytes (one enormous string), a few hundred KiB
+    on disk."""
+    head = (b'<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" count="2" uniqueCount="2">'
+            b"<si><t>id</t></si><si><t>")  # fmt: skip
+    return _streamed_member(xlsx([["id", "name"], [1, "a"]]), "xl/sharedStrings.xml", head, b"A" * (1 << 20),
+                            inflated >> 20, b"</t></si></sst>")  # fmt: skip
 
 
 def sheet_bomb(inflated: int = 48 << 20) -> bytes:
     """A workbook whose worksheet inflates about 1,000-fold to ``inflated`` bytes of identical rows."""
-    base = xlsx([["id"], [1]])
-    out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(base)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as dst:
-        for info in src.infolist():
-            if info.filename != "xl/worksheets/sheet1.xml":
-                dst.writestr(info.filename, src.read(info.filename))
-        with dst.open("xl/worksheets/sheet1.xml", "w", force_zip64=True) as fh:
-            fh.write(b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>')
-            row = b'<row r="2"><c r="A2" t="n"><v>1</v></c></row>'
-            block = row * ((1 << 20) // len(row))
-            for _ in range(inflated >> 20):
-                fh.write(block)
-            fh.write(b"</sheetData></worksheet>")
-    return out.getvalue()
+    row = b'<row r="2"><c r="A2" t="n"><v>1</v></c></row>'
+    head = b'<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><sheetData>'
+    return _streamed_member(xlsx([["id"], [1]]), "xl/worksheets/sheet1.xml", head, row * ((1 << 20) // len(row)),
+                            inflated >> 20, b"</sheetData></worksheet>")  # fmt: skip
 
 
 def lying_sizes(data: bytes, member: str, size: int = 0xFFFFFFF0) -> bytes:
