@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents import metrics
-from agents.extractors import covers
-from contract.model import Contract, ContractDiff, DiffItem
-from streams.events import RecordEnvelope
+from esc.agents import metrics
+from esc.agents.extractors import covers
+from esc.contract.model import Contract, ContractDiff, DiffItem
+from esc.streams.events import RecordEnvelope
 
 MAX_DEFERRED = 200_000
 

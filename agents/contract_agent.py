@@ -33,18 +33,18 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from agents import metrics
-from agents.extractors import PENDING
-from agents.profiler import STREAM_CAPS, ProfileDelta
-from agents.scan_groups import ScanComplete, ScanGroups
-from agents.source_state import SourceState
-from contract.discover import infer
-from contract.evolve import evolve
-from contract.field_profile import Caps
-from contract.model import Contract, ContractDiff, ForeignKey, SourceSpec
-from contract.profile import SourceProfile
-from contract.serde import diff_added_by_kind, dump_json
-from streams.events import CloudEvent
+from esc.agents import metrics
+from esc.agents.extractors import PENDING
+from esc.agents.profiler import STREAM_CAPS, ProfileDelta
+from esc.agents.scan_groups import ScanComplete, ScanGroups
+from esc.agents.source_state import SourceState
+from esc.contract.evolve import evolve
+from esc.contract.field_profile import Caps
+from esc.contract.inference import infer
+from esc.contract.model import Contract, ContractDiff, ForeignKey, SourceSpec
+from esc.contract.profile import SourceProfile
+from esc.contract.serde import diff_added_by_kind, dump_json
+from esc.streams.events import CloudEvent
 
 SETTLE_RECORDS = 1000
 SETTLE_SECONDS = 30.0

@@ -28,15 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from agents.chunking import chunk_text
-from agents.coerce import CoercionError, coerce, coerce_lenient
-from agents.stores.weaviate_ids import object_id
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject, build
-from contract.entities import LONG_TEXT_CHARS
-from contract.model import Contract, EntityType, Relationship, SourceSpec
-from contract.records import Location
-from contract.semantic import is_text
-from streams.events import DeadLetter, RecordEnvelope
+from esc.agents.chunking import chunk_text
+from esc.agents.coerce import CoercionError, coerce, coerce_lenient
+from esc.agents.stores.weaviate_ids import object_id
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject, build
+from esc.contract.entities import LONG_TEXT_CHARS
+from esc.contract.model import Contract, EntityType, Relationship, SourceSpec
+from esc.contract.records import Location
+from esc.contract.semantic import is_text
+from esc.streams.events import DeadLetter, RecordEnvelope
 
 RECORD_KEY = "_record_id"
 CHUNK_SIZE = 8000

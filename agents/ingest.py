@@ -21,15 +21,15 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import ValidationError
 
-from agents import metrics
-from agents.embedding import Embedder
-from agents.extractors import Plan, plan
-from agents.stores.base import GraphStore, VectorStore
-from agents.text_writer import TextWriter
-from agents.types import SourceRecordRef, TextObject
-from agents.vector_outbox import VectorOutbox
-from contract.model import Contract
-from streams.events import DeadLetter, RecordEnvelope
+from esc.agents import metrics
+from esc.agents.embedding import Embedder
+from esc.agents.extractors import Plan, plan
+from esc.agents.stores.base import GraphStore, VectorStore
+from esc.agents.text_writer import TextWriter
+from esc.agents.types import SourceRecordRef, TextObject
+from esc.agents.vector_outbox import VectorOutbox
+from esc.contract.model import Contract
+from esc.streams.events import DeadLetter, RecordEnvelope
 
 MAX_MESSAGE_BYTES = 1 << 20
 EMBED_BATCH = 64

@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from contract.model import Contract
-from contract.proposals import ProposalFormatError, ValidationReport, apply_proposal, parse_proposal
+from esc.contract.model import Contract
+from esc.contract.proposals import ProposalFormatError, ValidationReport, apply_proposal, parse_proposal
 
 MAX_CATALOG_FIELDS = 600
 MAX_EXAMPLE_CHARS = 60

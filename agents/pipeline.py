@@ -24,18 +24,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agents import metrics
-from agents.backfill import BackfillTracker, DeferredRecords, ReplayPlan, plan_replay
-from agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
-from agents.extractors import covers
-from agents.ingest import Ingestor, IngestResult, Prepared, parse
-from agents.profiler import ProfileDelta, Watermark, profile_batch
-from agents.scan_groups import ScanComplete
-from agents.stores.seen import SeenRecords
-from contract.evolve import diff_items
-from contract.model import Contract, ContractDiff
-from streams.events import DeadLetter, RecordEnvelope
-from streams.schema_events import version_key
+from esc.agents import metrics
+from esc.agents.backfill import BackfillTracker, DeferredRecords, ReplayPlan, plan_replay
+from esc.agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
+from esc.agents.extractors import covers
+from esc.agents.ingest import Ingestor, IngestResult, Prepared, parse
+from esc.agents.profiler import ProfileDelta, Watermark, profile_batch
+from esc.agents.scan_groups import ScanComplete
+from esc.agents.stores.seen import SeenRecords
+from esc.contract.evolve import diff_items
+from esc.contract.model import Contract, ContractDiff
+from esc.streams.events import DeadLetter, RecordEnvelope
+from esc.streams.schema_events import version_key
 
 log = logging.getLogger(__name__)
 

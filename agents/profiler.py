@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agents import metrics
-from contract.field_profile import Caps
-from contract.profile import SourceProfile
-from contract.records import Location, ParentLink, Record
-from streams.events import RecordEnvelope
+from esc.agents import metrics
+from esc.contract.field_profile import Caps
+from esc.contract.profile import SourceProfile
+from esc.contract.records import Location, ParentLink, Record
+from esc.streams.events import RecordEnvelope
 
 STREAM_CAPS = Caps(exact=1 << 14, combo=1 << 16)
 """Caps for streaming profiles: exact distinct sets up to 16,384 values per field (128 KiB) and 65,536 tuples per

@@ -22,8 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract.field_profile import Caps
-from contract.profile import SourceProfile
+from esc.contract.field_profile import Caps
+from esc.contract.profile import SourceProfile
 
 UNVERSIONED = ""
 """The generation of records whose file version is unknown (a connector that does not stamp ``file_hash``)."""

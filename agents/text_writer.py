@@ -6,11 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from agents import metrics
-from agents.embedding import Embedder
-from agents.extractors import attach_vectors
-from agents.stores.base import DeletesByRecord, VectorStore
-from agents.types import TextObject
+from esc.agents import metrics
+from esc.agents.embedding import Embedder
+from esc.agents.extractors import attach_vectors
+from esc.agents.stores.base import DeletesByRecord, VectorStore
+from esc.agents.types import TextObject
 
 
 class TextWriter:

@@ -26,12 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from agents import metrics
-from agents.embedding import Embedder
-from agents.stores.base import VectorStore
-from agents.stores.local_sqlite import open_local
-from agents.text_writer import TextWriter
-from agents.types import TextObject
+from esc.agents import metrics
+from esc.agents.embedding import Embedder
+from esc.agents.stores.base import VectorStore
+from esc.agents.stores.local_sqlite import open_local
+from esc.agents.text_writer import TextWriter
+from esc.agents.types import TextObject
 
 log = logging.getLogger(__name__)
 

@@ -66,10 +66,10 @@ class StackPack:
         self.ingest_s = 0.0
 
     def __enter__(self) -> StackPack:
-        from agents.stores.neo4j import Neo4jGraphStore, label_namespace
-        from contract.discover import discover
-        from contract.evolve import evolve
+        from esc.agents.stores.neo4j import Neo4jGraphStore, label_namespace
+        from esc.contract.evolve import evolve
         from esc.settings import Settings
+        from esc.streams.discover import discover
 
         store = Neo4jGraphStore(Settings().neo4j_uri, namespace=label_namespace(self.run))  # the worker's graph
         try:
@@ -132,7 +132,7 @@ def _running(backfill: Any) -> bool:
 
 
 def _count(store: Any, label: str) -> int:
-    from agents.stores.cypher import ident
+    from esc.agents.stores.cypher import ident
 
     rows = store.read(f"MATCH (n:{ident(store.namespace + label)}) WHERE NOT coalesce(n._stub, false) RETURN count(n) AS c")
     return int(rows[0]["c"]) if rows else 0

@@ -99,7 +99,7 @@ def score(contract: Any, truth: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run(name: str, root: str, truth: dict[str, Any], out: Any) -> None:
-    from contract.discover import discover
+    from esc.streams.discover import discover
 
     t0 = time.perf_counter()
     res = discover(Path(root))

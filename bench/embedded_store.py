@@ -27,9 +27,9 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from agents.query.plan import Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
-from agents.stores.embedded import EmbeddedGraphStore, EmbeddedVectorStore
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
+from esc.agents.query.plan import Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
+from esc.agents.stores.embedded import EmbeddedGraphStore, EmbeddedVectorStore
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 
 
 def timed(fn: Callable[[], Any], repeat: int) -> dict[str, float]:

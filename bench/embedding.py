@@ -98,7 +98,7 @@ def main() -> int:
     print(f"{len(sentences)} sentences, {results['mean_words']} words on average; {results['cpus']} CPUs, "
           f"load average {results['loadavg_1m']}")
 
-    from agents.embedding import HashingEmbedder, MiniLMOnnxEmbedder, minilm_available
+    from esc.agents.embedding import HashingEmbedder, MiniLMOnnxEmbedder, minilm_available
 
     hashing = HashingEmbedder()
     rate, per_cpu = throughput(hashing, sentences, args.repeat)

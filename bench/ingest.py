@@ -64,10 +64,10 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from agents.stores.neo4j import label_namespace  # noqa: E402
 from bench._baselines import GRAPH_SUFFIX, graph_baseline, q, run_baseline, wipe_graph_baseline  # noqa: E402
 from bench._tpch import TABLES, row_counts, tpch_dir  # noqa: E402
-from contract.entities import assign_entity_names  # noqa: E402
+from esc.agents.stores.neo4j import label_namespace  # noqa: E402
+from esc.contract.entities import assign_entity_names  # noqa: E402
 from esc.settings import Settings  # noqa: E402
 
 SUBDIR = "esc_bench_tpch"
@@ -442,8 +442,8 @@ SAMPLE_EVERY = 25
 async def _steady_push(
     settings: Settings, template: list[dict[str, str]], n: int, rate: float, sent: dict[int, float]
 ) -> float:
-    from streams.events import RecordEnvelope
-    from streams.runtime.kafka_io import producer
+    from esc.streams.events import RecordEnvelope
+    from esc.streams.runtime.kafka_io import producer
 
     prod = producer(settings)
     await prod.start()
@@ -511,8 +511,8 @@ def steady_phase(worker: Worker, drv: Any, tpch: Path, label: str, base: int, n:
 async def _diff_trials(settings: Settings, run_id: str, trials: int, timeout: float) -> list[float | None]:
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
-    from streams.events import RecordEnvelope
-    from streams.runtime.kafka_io import producer
+    from esc.streams.events import RecordEnvelope
+    from esc.streams.runtime.kafka_io import producer
 
     topic = settings.topic("schema.diffs")
     cons = AIOKafkaConsumer(bootstrap_servers=settings.kafka_bootstrap, enable_auto_commit=False, group_id=None,
@@ -574,7 +574,7 @@ def drop_collection(settings: Settings, run_id: str) -> None:
 
     import weaviate
 
-    from agents.stores.weaviate import collection_name
+    from esc.agents.stores.weaviate import collection_name
 
     url = urlparse(settings.weaviate_url)
     client = weaviate.connect_to_local(host=url.hostname or "127.0.0.1", port=url.port or 8080,

@@ -29,8 +29,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from agents.stores.neo4j import Neo4jGraphStore  # noqa: E402
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef  # noqa: E402
+from esc.agents.stores.neo4j import Neo4jGraphStore  # noqa: E402
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef  # noqa: E402
 from esc.settings import Settings, load  # noqa: E402
 
 BATCH = 5000

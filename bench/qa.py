@@ -18,7 +18,7 @@ set name is the file's stem). ``chinook``, ``sakila`` and ``northwind`` live in 
 ``<repo>/tests/data/flights/``. A pack that is missing is skipped with a note. ``--set questions|paraphrases|all``
 picks the question files; each pack is ingested and grounded ONCE and every chosen file is asked of the same agent.
 
-Ingest. Per pack the contract comes from ``contract.discover`` + ``contract.evolve``; records are read by the
+Ingest. Per pack the contract comes from ``esc.streams.discover`` + ``contract.evolve``; records are read by the
 contract readers, wrapped by the file connector's ``envelope_for`` and written through ``agents.extractors.plan``
 (the code the Ingestor runs; vectors are not needed for these questions). ``--backend embedded`` runs the
 in-process runtime instead (``esc ingest DROP --embedded``) into DuckDB stores in a temporary ESC_STATE_DIR.
@@ -80,13 +80,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.query.agent import QueryAgent
-from agents.query.answer import Answer
-from agents.query.memstore import MemoryGraphStore, load_folder
-from agents.stores.base import GraphStore
-from contract.discover import discover
-from contract.evolve import evolve
-from contract.model import Contract
+from esc.agents.query.agent import QueryAgent
+from esc.agents.query.answer import Answer
+from esc.agents.query.memstore import MemoryGraphStore, load_folder
+from esc.agents.stores.base import GraphStore
+from esc.contract.evolve import evolve
+from esc.contract.model import Contract
+from esc.streams.discover import discover
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO / "tests" / "data" / "eval"
@@ -340,9 +340,9 @@ def read_questions(path: Path) -> list[dict[str, Any]]:
 
 
 def record_ids(root: Path) -> set[tuple[str, str]]:
-    from contract.readers import read, scan_with_errors
-    from contract.records import Record
-    from streams.connectors.file_watcher import envelope_for
+    from esc.contract.records import Record
+    from esc.streams.events import envelope_for
+    from esc.streams.readers import read, scan_with_errors
 
     out: set[tuple[str, str]] = set()
     files, _ = scan_with_errors(root)
@@ -361,14 +361,14 @@ def make_graph(backend: str, reset: bool) -> GraphStore:
     if backend == "memory":
         return MemoryGraphStore()
     if backend == "embedded":
-        from agents.stores.embedded.graph import EmbeddedGraphStore
+        from esc.agents.stores.embedded.graph import EmbeddedGraphStore
 
         return EmbeddedGraphStore()
     if not reset:
         raise SystemExit(
             "--backend neo4j wipes the whole graph; pass --reset to confirm (never on a shared graph)"
         )
-    from agents.stores.neo4j import Neo4jGraphStore
+    from esc.agents.stores.neo4j import Neo4jGraphStore
     from esc.settings import Settings
 
     store = Neo4jGraphStore(Settings().neo4j_uri)
@@ -395,9 +395,9 @@ def load_embedded(name: str, drop: Path) -> tuple[Contract, GraphStore, float]:
     ESC_STATE_DIR; the contract is the one that runtime published (not a batch discovery)."""
     import dataclasses
 
-    from agents.stores.embedded import EmbeddedGraphStore, embedded_dir
+    from esc.agents.stores.embedded import EmbeddedGraphStore, embedded_dir
     from esc.settings import Settings
-    from streams.runtime.inprocess import ingest_embedded, load_contract
+    from esc.streams.runtime.inprocess import ingest_embedded, load_contract
 
     state = Path(tempfile.mkdtemp(prefix=f"qa-{name}-"))
     settings = dataclasses.replace(Settings(), state_dir=state, app_id=name)

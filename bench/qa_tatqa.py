@@ -34,17 +34,17 @@ from collections.abc import Callable
 from pathlib import Path, PurePath
 from typing import Any
 
-from agents.embedding import Embedder, get_embedder
-from agents.ingest import Ingestor
-from agents.query.agent import QueryAgent
-from agents.query.retrieval import Evidence, vector_only
-from agents.stores.base import GraphStore, VectorStore
-from agents.types import SourceRecordRef, TextObject
-from contract.discover import discover
-from contract.evolve import evolve
-from contract.readers import read, scan_with_errors
-from contract.records import Record
-from streams.connectors.file_watcher import envelope_for
+from esc.agents.embedding import Embedder, get_embedder
+from esc.agents.ingest import Ingestor
+from esc.agents.query.agent import QueryAgent
+from esc.agents.query.retrieval import Evidence, vector_only
+from esc.agents.stores.base import GraphStore, VectorStore
+from esc.agents.types import SourceRecordRef, TextObject
+from esc.contract.evolve import evolve
+from esc.contract.records import Record
+from esc.streams.discover import discover
+from esc.streams.events import envelope_for
+from esc.streams.readers import read, scan_with_errors
 
 SCALES = {"": 1.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "percent": 1.0}
 _NUM = re.compile(r"\(?-?\$?\s?\d[\d,]*(?:\.\d+)?%?\)?")
@@ -244,13 +244,13 @@ def run(
     tmp = Path(tempfile.mkdtemp(prefix="esc-tatqa-vec-"))
     vectors: Any
     if backend == "neo4j":
-        from agents.stores.weaviate import WeaviateVectorStore
+        from esc.agents.stores.weaviate import WeaviateVectorStore
         from esc.settings import Settings
 
         settings = Settings()
         vectors = WeaviateVectorStore(settings.weaviate_url, grpc_port=settings.weaviate_grpc_port)
     else:
-        from agents.stores.embedded import EmbeddedVectorStore
+        from esc.agents.stores.embedded import EmbeddedVectorStore
 
         vectors = EmbeddedVectorStore(tmp / "vectors.duckdb")
     graph = make_graph(backend, reset)

@@ -26,8 +26,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from contract.model import Attribute, Contract, EntityType, FieldSpec, ForeignKey, Relationship, SourceSpec
-from contract.typing import widen
+from esc.contract.model import (
+    Attribute,
+    Contract,
+    EntityType,
+    FieldSpec,
+    ForeignKey,
+    Relationship,
+    SourceSpec,
+)
+from esc.contract.typing import widen
 
 LONG_TEXT_CHARS = 200
 """A string field whose longest observed value reaches this many characters counts as free text."""

@@ -25,7 +25,7 @@ import hashlib
 import json
 from typing import Any
 
-from contract.entities import (
+from esc.contract.entities import (
     derive,
     merge_entities,
     merge_relationships,
@@ -33,8 +33,16 @@ from contract.entities import (
     qualified_entity_name,
     rel_signature,
 )
-from contract.model import Contract, ContractDiff, DiffItem, FieldSpec, ForeignKey, HierarchyEdge, SourceSpec
-from contract.typing import widen
+from esc.contract.model import (
+    Contract,
+    ContractDiff,
+    DiffItem,
+    FieldSpec,
+    ForeignKey,
+    HierarchyEdge,
+    SourceSpec,
+)
+from esc.contract.typing import widen
 
 HASH_CHARS = 32
 

@@ -10,7 +10,7 @@ overflowed names are left out of the map (a null says nothing), and a record wit
 ``_overflow``. A data field that is itself named ``_overflow`` is renamed ``_overflow__data`` (or overflows).
 
 Read order decides which names are admitted, and a file is always read in the same order, so the same file gives
-the same fields in every run and on every runtime. The readers (``contract.readers.scan.read``) apply the cap to
+the same fields in every run and on every runtime. The readers (``esc.streams.readers.scan.read``) apply the cap to
 every file they read, for every source a file yields (nested children and sheets are sources of their own); a
 nested child's copy of its parent's values keeps only the parent's admitted names. The limit is an argument:
 this package reads no configuration (the runtimes read ``ESC_MAX_FIELDS``).
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract.records import ParentLink, Record
+from esc.contract.records import ParentLink, Record
 
 MAX_FIELDS_PER_SOURCE = 512
 """Fields from the data per source; the overflow field comes on top."""

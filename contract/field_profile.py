@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from contract.semantic import canonical, is_year, physical_of, string_hints
-from contract.sketches import BottomK, ExactSet, Examples, HyperLogLog, TopK, hash_value, representative
-from contract.typing import PhysicalType, widen
-from contract.value_order import add_counts, lower, number, upper
+from esc.contract.semantic import canonical, is_year, physical_of, string_hints
+from esc.contract.sketches import BottomK, ExactSet, Examples, HyperLogLog, TopK, hash_value, representative
+from esc.contract.typing import PhysicalType, widen
+from esc.contract.value_order import add_counts, lower, number, upper
 
 
 @dataclass(frozen=True)

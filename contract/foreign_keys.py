@@ -28,12 +28,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from contract.keys import KeyResult
-from contract.model import Endpoint, ForeignKey
-from contract.names import base_name, names_source, norm, source_stem, strip_prefix
-from contract.profile import SourceProfile
-from contract.semantic import id_word, tokens
-from contract.sketches import BottomK, ExactSet, containment
+from esc.contract.keys import KeyResult
+from esc.contract.model import Endpoint, ForeignKey
+from esc.contract.names import base_name, names_source, norm, source_stem, strip_prefix
+from esc.contract.profile import SourceProfile
+from esc.contract.semantic import id_word, tokens
+from esc.contract.sketches import BottomK, ExactSet, containment
 
 EXACT_MIN = 0.99  # containment needed when both sides are exact
 ESTIMATE_MIN = 0.97  # containment needed from samples

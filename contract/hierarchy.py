@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from contract.keys import KeyResult
-from contract.model import HierarchyEdge
-from contract.profile import SourceProfile
+from esc.contract.keys import KeyResult
+from esc.contract.model import HierarchyEdge
+from esc.contract.profile import SourceProfile
 
 
 def infer_hierarchy(

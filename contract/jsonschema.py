@@ -3,7 +3,7 @@
 Generated from the pydantic models, then tightened to what :mod:`contract.serde` always writes (the minimal shape
 of DESIGN.md §3 is *required*, ratios are bounded). Regenerate the checked-in file after a model change with::
 
-    python -m contract.jsonschema > contract/contract.schema.json
+    python -m esc.contract.jsonschema > contract/contract.schema.json
 
 A unit test fails when the file is out of date, and validates a produced contract against it.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from contract.model import FORMAT_VERSION, Contract
+from esc.contract.model import FORMAT_VERSION, Contract
 
 SCHEMA_ID = f"https://esc.local/schemas/contract-v{FORMAT_VERSION}.schema.json"
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract.names import names_source
-from contract.profile import ComboProfile, SourceProfile
-from contract.semantic import id_word
+from esc.contract.names import names_source
+from esc.contract.profile import ComboProfile, SourceProfile
+from esc.contract.semantic import id_word
 
 KEY_TYPES = {"int", "string"}
 _ID_WORD_SCORE = {"id": 3.0, "key": 3.0, "uuid": 3.0, "guid": 3.0, "pk": 3.0, "code": 2.0}
@@ -171,7 +171,7 @@ def junction_key(p: SourceProfile, fk_columns: list[str], current: KeyResult | N
     """The key of an association table: when every column is a foreign key or bookkeeping (timestamps), and
     the foreign-key columns together are unique, they are the key (``film_category``: film_id, category_id),
     even if one of them happens to be unique on its own in the data."""
-    from contract.semantic import tokens
+    from esc.contract.semantic import tokens
 
     cols = [c for c in p.columns() if c in set(fk_columns)]
     if len(cols) < 2 or len(cols) > 3:

@@ -16,8 +16,8 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any
 
-from contract.lexicon_data import ABBREVIATIONS as ABBREVIATIONS
-from contract.lexicon_data import COMMON_WORDS, KEY_WORDS, ROLE_PHRASES, SELF_ROLE_PHRASES, STOPWORDS
+from esc.contract.lexicon_data import ABBREVIATIONS as ABBREVIATIONS
+from esc.contract.lexicon_data import COMMON_WORDS, KEY_WORDS, ROLE_PHRASES, SELF_ROLE_PHRASES, STOPWORDS
 
 MAX_VARIANTS = 8
 _POS_ORDER = ("NOUN", "VERB", "AUX", "ADJ", "ADV", "PROPN")

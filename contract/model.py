@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from contract.typing import PhysicalType, RelationshipKind, SemanticType, SourceFormat
+from esc.contract.typing import PhysicalType, RelationshipKind, SemanticType, SourceFormat
 
 FORMAT_VERSION = 1
 """Version of the stored file format (not of the contract's content)."""

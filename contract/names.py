@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from contract.semantic import id_word, tokens
+from esc.contract.semantic import id_word, tokens
 
 
 def norm(name: str) -> str:

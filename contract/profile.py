@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from contract.field_profile import DEFAULT_CAPS, Caps, FieldProfile
-from contract.model import FieldSpec
-from contract.records import Record, field_id
-from contract.semantic import FieldStats, id_word, semantic_of
-from contract.sketches import BottomK, ExactSet, HyperLogLog, combine_hashes, hash_value, sorted_unique
+from esc.contract.field_profile import DEFAULT_CAPS, Caps, FieldProfile
+from esc.contract.model import FieldSpec
+from esc.contract.records import Record, field_id
+from esc.contract.semantic import FieldStats, id_word, semantic_of
+from esc.contract.sketches import BottomK, ExactSet, HyperLogLog, combine_hashes, hash_value, sorted_unique
 
 MAX_KEY_COLUMNS = 6
 """Id-like columns (by position) that take part in composite key candidates."""
@@ -241,7 +241,7 @@ class SourceProfile:
         """The table prefix its columns share (``contract.names.column_prefix``), computed once."""
         cached: tuple[int, str] | None = self.__dict__.get("_prefix")
         if cached is None or cached[0] != len(self.fields):
-            from contract.names import column_prefix
+            from esc.contract.names import column_prefix
 
             cached = (len(self.fields), column_prefix(self.columns()))
             object.__setattr__(self, "_prefix", cached)

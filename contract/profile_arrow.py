@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from contract.field_profile import (
+from esc.contract.field_profile import (
     DEFAULT_CAPS,
     Aggregates,
     Caps,
@@ -24,9 +24,9 @@ from contract.field_profile import (
     build_from_groups,
     group_values,
 )
-from contract.profile import ComboProfile, SourceProfile, combos_of, key_candidates
-from contract.semantic import TEXT_CHARS, canonical, is_text
-from contract.sketches import _hash_str, combine_hashes, hash_float_array, hash_int_array, hash_value
+from esc.contract.profile import ComboProfile, SourceProfile, combos_of, key_candidates
+from esc.contract.semantic import TEXT_CHARS, canonical, is_text
+from esc.contract.sketches import _hash_str, combine_hashes, hash_float_array, hash_int_array, hash_value
 
 ColumnKind = Literal["int", "decimal", "string"]
 

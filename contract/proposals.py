@@ -13,7 +13,7 @@ the proposal as received (``field_validity_received``) and for what was applied 
 
 Applying a proposal is **add-only**: new entity types, new attributes on existing types, new relationships.
 Existing keys, attributes, names and relationships are never changed or removed; a proposal that tries is
-reported as ignored. Identity keys and foreign keys stay statistical (``contract.discover``); an anchor the
+reported as ignored. Identity keys and foreign keys stay statistical (``esc.contract.inference``); an anchor the
 proposal gives becomes the key of a *new* entity type only.
 """
 
@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from contract.entities import merge_entities, merge_relationships, pascal, rel_signature, upper_snake
-from contract.model import Attribute, Contract, EntityType, Relationship
+from esc.contract.entities import merge_entities, merge_relationships, pascal, rel_signature, upper_snake
+from esc.contract.model import Attribute, Contract, EntityType, Relationship
 
 RefStatus = Literal["valid", "repaired", "dropped"]
 

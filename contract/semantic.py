@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from contract.sketches import DEC_RE, INT_RE
-from contract.typing import PhysicalType, SemanticType
+from esc.contract.sketches import DEC_RE, INT_RE
+from esc.contract.typing import PhysicalType, SemanticType
 
 FLOAT_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from contract.model import FORMAT_VERSION, Contract, ContractDiff
+from esc.contract.model import FORMAT_VERSION, Contract, ContractDiff
 
 FLOAT_DIGITS = 6
 

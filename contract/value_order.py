@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from contract.semantic import canonical
+from esc.contract.semantic import canonical
 
 
 def _key(v: Any) -> tuple[int, Any]:

@@ -12,7 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from contract.labels import MAX_RECORD_ID_LEN, MAX_SOURCE_LEN
+from esc.contract.labels import MAX_RECORD_ID_LEN, MAX_SOURCE_LEN, record_label, source_label
+from esc.contract.records import Record
 
 
 def now() -> datetime:
@@ -159,3 +160,26 @@ class AnswerEnvelope(BaseModel):
     latency_ms: float | None = None
     reply_to: str | None = None
     time: datetime = Field(default_factory=now)
+
+
+def envelope_for(record: Record, rel: str, file_hash: str) -> RecordEnvelope:
+    """The envelope of a record read from a file (``rel`` is its path in the drop folder)."""
+    loc = record.location
+    return RecordEnvelope(
+        source=source_label(record.source),  # nested children and sheets are named from the data
+        record_id=record_label(loc.render()),
+        payload=record.values,
+        event_time=datetime.now(UTC),
+        format=record.format,
+        location=loc.model_dump(exclude_none=True),
+        parent=(
+            {
+                "source": source_label(record.parent.source),
+                "record_id": record_label(record.parent.location.render()),
+                "values": record.parent.values,
+            }
+            if record.parent
+            else None
+        ),
+        file_hash=file_hash,
+    )

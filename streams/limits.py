@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from contract.field_cap import MAX_FIELDS_PER_SOURCE
+from esc.contract.field_cap import MAX_FIELDS_PER_SOURCE
 
 MAX_FIELDS_VAR = "ESC_MAX_FIELDS"
 

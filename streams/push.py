@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
-from contract.readers.base import DEFAULT_MAX_RECORD_BYTES
-from streams.events import DeadLetter, RecordEnvelope
+from esc.streams.events import DeadLetter, RecordEnvelope
+from esc.streams.readers.base import DEFAULT_MAX_RECORD_BYTES
 
 PUSH_STAGE = "push"  # DeadLetter.stage of what a client (esc push) rejects before Kafka
 MAX_PUSH_RECORD_BYTES = DEFAULT_MAX_RECORD_BYTES

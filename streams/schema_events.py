@@ -7,8 +7,8 @@ back without a separate store.
 
 from __future__ import annotations
 
-from contract import serde
-from contract.model import Contract
+from esc.contract import serde
+from esc.contract.model import Contract
 
 
 def latest_key(contract_id: str) -> bytes:
@@ -21,6 +21,6 @@ def version_key(contract_id: str, version: int) -> bytes:
 
 def parse_contract(value: bytes) -> Contract:
     """A contract from a contracts-topic value (a CloudEvent in structured mode, streams/ce_binding.py)."""
-    from streams.ce_binding import contract_data
+    from esc.streams.ce_binding import contract_data
 
     return serde.from_dict(contract_data(value))

@@ -22,17 +22,17 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from agents.embedding import Embedder
-from agents.query.answer import Answer, compose
-from agents.query.cypher import compile_plan
-from agents.query.grounding import Grounding
-from agents.query.interpret import Abstain, Interpreter
-from agents.query.llm_planner import LLMPlanner
-from agents.query.retrieval import Evidence, RowIndex, Scope, retrieve
-from agents.query.validate import problems
-from agents.query.vector import answer_from_hits, content_words, search
-from agents.stores.base import GraphStore, VectorStore
-from contract.model import Contract
+from esc.agents.embedding import Embedder
+from esc.agents.query.answer import Answer, compose
+from esc.agents.query.cypher import compile_plan
+from esc.agents.query.grounding import Grounding
+from esc.agents.query.interpret import Abstain, Interpreter
+from esc.agents.query.llm_planner import LLMPlanner
+from esc.agents.query.retrieval import Evidence, RowIndex, Scope, retrieve
+from esc.agents.query.validate import problems
+from esc.agents.query.vector import answer_from_hits, content_words, search
+from esc.agents.stores.base import GraphStore, VectorStore
+from esc.contract.model import Contract
 
 log = logging.getLogger(__name__)
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.query.phrases import Element
-from agents.query.plan import Filter
-from agents.query.reading import DateMention, Reading, SchemaMention, ValueMention
-from agents.query.value_index import ValueHit
-from agents.query.vocabulary import AttrInfo, Vocabulary
+from esc.agents.query.phrases import Element
+from esc.agents.query.plan import Filter
+from esc.agents.query.reading import DateMention, Reading, SchemaMention, ValueMention
+from esc.agents.query.value_index import ValueHit
+from esc.agents.query.vocabulary import AttrInfo, Vocabulary
 
 DESIGNATOR_GAP = frozenset({"the", "a", "an", "of", "named", "called", "titled", "'s", "s"})
 ROLE_RANK = {"display": 0, "key": 0, "category": 1, "other": 2}

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from agents.query.plan import PlanRow
+from esc.agents.query.plan import PlanRow
 
 Route = Literal["lookup", "traverse", "aggregate", "vector", "abstain"]
 MAX_CITATIONS = 50

@@ -5,16 +5,16 @@ declined or costs confidence), ``focus.py`` (what is asked), ``measures.py`` (wh
 
 from __future__ import annotations
 
-from agents.query.anchors import flag_filters, key_anchors, literal_anchors, value_anchors
-from agents.query.checks import Checks
-from agents.query.filters import Filters
-from agents.query.focus import HOW_HINTS, Focusing
-from agents.query.interpret import Decline, Focus, Planned
-from agents.query.jobstate import AMBIGUOUS, STRUCTURAL
-from agents.query.joins import hops_of, route
-from agents.query.reading import OpMention
-from agents.query.vocabulary import DERIVED_VALUE
-from agents.query.words import QUANTITY_WORDS
+from esc.agents.query.anchors import flag_filters, key_anchors, literal_anchors, value_anchors
+from esc.agents.query.checks import Checks
+from esc.agents.query.filters import Filters
+from esc.agents.query.focus import HOW_HINTS, Focusing
+from esc.agents.query.interpret import Decline, Focus, Planned
+from esc.agents.query.jobstate import AMBIGUOUS, STRUCTURAL
+from esc.agents.query.joins import hops_of, route
+from esc.agents.query.reading import OpMention
+from esc.agents.query.vocabulary import DERIVED_VALUE
+from esc.agents.query.words import QUANTITY_WORDS
 
 
 class Job(Focusing, Checks, Filters):
@@ -40,7 +40,7 @@ class Job(Focusing, Checks, Filters):
         op = self._operation()
         self._check_grouping(op)
         if op is not None and op.kind in ("most", "least", "recent"):
-            from agents.query.superlatives import extreme_value, superlative
+            from esc.agents.query.superlatives import extreme_value, superlative
 
             agg = extreme_value(self, op)
             if agg is not None:
@@ -127,7 +127,7 @@ class Job(Focusing, Checks, Filters):
             a = self.vocab.types[focus.entity].attrs[focus.attr]
             if not a.measure:
                 raise Decline(f"'{focus.attr}' is not a quantity that can be summed or averaged")
-        from agents.query.build import build_plan
+        from esc.agents.query.build import build_plan
 
         return build_plan(self, focus, agg)
 

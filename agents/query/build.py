@@ -6,12 +6,12 @@ display name, or the aggregate.
 
 from __future__ import annotations
 
-from agents.query.anchors import Anchor
-from agents.query.assemble import AMBIGUOUS, Job, hops_of, route
-from agents.query.interpret import Decline, Focus, Planned
-from agents.query.paths import Step, distance
-from agents.query.plan import NodePattern, OrderBy, QueryPlan, ReturnItem
-from agents.query.vocabulary import DERIVED_VALUE
+from esc.agents.query.anchors import Anchor
+from esc.agents.query.assemble import AMBIGUOUS, Job, hops_of, route
+from esc.agents.query.interpret import Decline, Focus, Planned
+from esc.agents.query.paths import Step, distance
+from esc.agents.query.plan import NodePattern, OrderBy, QueryPlan, ReturnItem
+from esc.agents.query.vocabulary import DERIVED_VALUE
 
 MAX_ROWS = 1000
 """Rows a list question reads at most (its answer shows the first ``answer.MAX_LIST`` values)."""

@@ -4,13 +4,13 @@ nouns right before values, partial names in lower case, and schema words the fin
 
 from __future__ import annotations
 
-from agents.query.interpret import Decline, Focus
-from agents.query.jobstate import MODIFIER, UNCONSUMED, UNUSED, JobState
-from agents.query.phrases import Link
-from agents.query.plan import QueryPlan
-from agents.query.reading import OpMention, SchemaMention, ValueMention
-from agents.query.vocabulary import DERIVED_VALUE
-from agents.query.words import DURATION_UNITS, DURATION_WORDS, MONEY_WORDS, QUANTITY_WORDS, Token
+from esc.agents.query.interpret import Decline, Focus
+from esc.agents.query.jobstate import MODIFIER, UNCONSUMED, UNUSED, JobState
+from esc.agents.query.phrases import Link
+from esc.agents.query.plan import QueryPlan
+from esc.agents.query.reading import OpMention, SchemaMention, ValueMention
+from esc.agents.query.vocabulary import DERIVED_VALUE
+from esc.agents.query.words import DURATION_UNITS, DURATION_WORDS, MONEY_WORDS, QUANTITY_WORDS, Token
 
 SUBJECT_WORDS = frozenset({"who", "which", "what", "that", "i", "we", "you", "they", "he", "she", "it", "does",
                            "do", "did", "will", "would", "can", "could", "has", "have", "had"})  # fmt: skip
@@ -147,7 +147,7 @@ class Checks(JobState):
     def _verb_context(self, i: int) -> bool:
         """A word that can be a verb, between its subject (a question word, a pronoun, an auxiliary or a
         mention) and a preposition, article or mention: "movies *fall* in", "who *covers* the", "did X *gross* at"."""
-        from agents.query.wordnet import wordnet
+        from esc.agents.query.wordnet import wordnet
 
         r = self.r
         wn = wordnet()
@@ -235,7 +235,7 @@ class Checks(JobState):
 def _is_noun(low: str, base: str) -> bool:
     """Is a word (most likely) a noun here? An inflected verb form ("sold", "released", "bought") is not, even
     when its base is also a noun."""
-    from agents.query.wordnet import wordnet
+    from esc.agents.query.wordnet import wordnet
 
     wn = wordnet()
     if wn is None:

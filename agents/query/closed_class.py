@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 
-from agents.query.mentions import CompareMention, DateMention, NumberMention, OpMention, Reading
-from agents.query.words import (
+from esc.agents.query.mentions import CompareMention, DateMention, NumberMention, OpMention, Reading
+from esc.agents.query.words import (
     AT_LEAST,
     AT_MOST,
     AVG_CUES,

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents.query.plan import CITE_CAP, Expr, Filter, QueryPlan, ReturnItem
-from agents.stores.cypher import ident
-from contract.model import Contract
+from esc.agents.query.plan import CITE_CAP, Expr, Filter, QueryPlan, ReturnItem
+from esc.agents.stores.cypher import ident
+from esc.contract.model import Contract
 
 SOURCE_RECORD = "SourceRecord"
 DERIVED_FROM = "DERIVED_FROM"

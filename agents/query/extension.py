@@ -18,9 +18,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from agents.query.plan import QueryPlan
-from contract.model import Contract, Relationship
-from contract.proposals import ProposalFormatError, apply_proposal, parse_proposal
+from esc.agents.query.plan import QueryPlan
+from esc.contract.model import Contract, Relationship
+from esc.contract.proposals import ProposalFormatError, apply_proposal, parse_proposal
 
 
 class ScopedExtension(BaseModel):

@@ -3,13 +3,13 @@ comparison or implied by its unit or word (durations converted to the field's un
 
 from __future__ import annotations
 
-from agents.query.anchors import date_filters
-from agents.query.jobstate import JobState
-from agents.query.measures import _duration_fit, _guess_unit, _unit_seconds
-from agents.query.plan import Filter
-from agents.query.reading import CompareMention
-from agents.query.vocabulary import AttrInfo
-from agents.query.words import FUNCTION_WORDS, LENGTH_UNITS
+from esc.agents.query.anchors import date_filters
+from esc.agents.query.jobstate import JobState
+from esc.agents.query.measures import _duration_fit, _guess_unit, _unit_seconds
+from esc.agents.query.plan import Filter
+from esc.agents.query.reading import CompareMention
+from esc.agents.query.vocabulary import AttrInfo
+from esc.agents.query.words import FUNCTION_WORDS, LENGTH_UNITS
 
 
 class Filters(JobState):

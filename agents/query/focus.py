@@ -5,14 +5,14 @@ place, how high -> a height, a plural noun in the type slot -> the type on the m
 
 from __future__ import annotations
 
-from agents.query.checks import _is_noun
-from agents.query.interpret import Focus
-from agents.query.jobstate import AMBIGUOUS, STRUCTURAL
-from agents.query.measures import Measures
-from agents.query.paths import distance
-from agents.query.phrases import Element, Link
-from agents.query.reading import OpMention, SchemaMention
-from agents.query.words import DURATION_UNITS, DURATION_WORDS, PERSON_QUESTION, base
+from esc.agents.query.checks import _is_noun
+from esc.agents.query.interpret import Focus
+from esc.agents.query.jobstate import AMBIGUOUS, STRUCTURAL
+from esc.agents.query.measures import Measures
+from esc.agents.query.paths import distance
+from esc.agents.query.phrases import Element, Link
+from esc.agents.query.reading import OpMention, SchemaMention
+from esc.agents.query.words import DURATION_UNITS, DURATION_WORDS, PERSON_QUESTION, base
 
 HOW_HINTS = {"high": "height", "far": "distance", "old": "age", "big": "size", "tall": "height", "heavy": "weight"}
 LOCATION_WORDS = frozenset({"city", "country", "address", "state", "region", "place", "location"})
@@ -217,7 +217,7 @@ class Focusing(Measures):
         """"Who made plane X" / "who bought order X": the doer of the question's verb, as WordNet derives it
         (make -> maker -> manufacturer, buy -> buyer -> customer), when the schema names it. Only fields and
         types reachable from the anchor count; relationships do not (a "director" is not a store manager)."""
-        from agents.query import wordnet, wordnet_relations
+        from esc.agents.query import wordnet, wordnet_relations
 
         r = self.r
         anchors = self.anchor_entities()
@@ -283,7 +283,7 @@ class Focusing(Measures):
         ShippedDate, "hired" -> HireDate), else its own-named date."""
         if not self.anchors:
             return None
-        from agents.query.anchors import date_attrs
+        from esc.agents.query.anchors import date_attrs
 
         entity = self.anchors[0].entity
         dated = date_attrs(self.vocab, entity)

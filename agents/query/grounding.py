@@ -17,11 +17,11 @@ import pickle
 from pathlib import Path
 from typing import Any
 
-from agents.query.phrases import PhraseIndex
-from agents.query.phrases import build as build_phrases
-from agents.query.plan import Filter, Hop, NodePattern, QueryPlan, ReturnItem
-from agents.query.semantic import SemanticMatcher
-from agents.query.vocabulary import (
+from esc.agents.query.phrases import PhraseIndex
+from esc.agents.query.phrases import build as build_phrases
+from esc.agents.query.plan import Filter, Hop, NodePattern, QueryPlan, ReturnItem
+from esc.agents.query.semantic import SemanticMatcher
+from esc.agents.query.vocabulary import (
     ValueHit,
     ValueIndex,
     Vocabulary,
@@ -30,8 +30,8 @@ from agents.query.vocabulary import (
     profile_values,
     role_of,
 )
-from agents.stores.base import GraphStore
-from contract.model import Contract
+from esc.agents.stores.base import GraphStore
+from esc.contract.model import Contract
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +180,7 @@ class Grounding:
         return self._card
 
     def _build_card(self) -> dict[str, Any]:
-        from agents.query.cypher import compile_plan
+        from esc.agents.query.cypher import compile_plan
 
         types = []
         for info in self.vocab.types.values():

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.query.anchors import (
+from esc.agents.query.anchors import (
     Anchor,
     date_filters,
     flag_filters,
@@ -19,14 +19,14 @@ from agents.query.anchors import (
     literal_anchors,
     value_anchors,
 )
-from agents.query.phrases import Element, Link, PhraseIndex
-from agents.query.plan import Filter, QueryPlan
-from agents.query.reading import Reading, SchemaMention, read
-from agents.query.semantic import SemanticMatcher
-from agents.query.value_index import ValueIndex
-from agents.query.vocabulary import Vocabulary
-from agents.query.wordnet import is_word
-from agents.query.words import PERSON_QUESTION
+from esc.agents.query.phrases import Element, Link, PhraseIndex
+from esc.agents.query.plan import Filter, QueryPlan
+from esc.agents.query.reading import Reading, SchemaMention, read
+from esc.agents.query.semantic import SemanticMatcher
+from esc.agents.query.value_index import ValueIndex
+from esc.agents.query.vocabulary import Vocabulary
+from esc.agents.query.wordnet import is_word
+from esc.agents.query.words import PERSON_QUESTION
 
 DESCRIPTIVE_OPENERS = frozenset({"why", "explain", "describe", "summarize", "summarise", "discuss"})
 UNCONSUMED_PENALTY = 0.55
@@ -100,7 +100,7 @@ class Interpreter:
         if first in DESCRIPTIVE_OPENERS:
             return Abstain(f"a descriptive question ('{first} ...'): text evidence, not a structured lookup", True)
         r = self.read(question)
-        from agents.query.assemble import Job
+        from esc.agents.query.assemble import Job
 
         job = Job(self, r)
         try:
@@ -116,7 +116,7 @@ class Interpreter:
 
 
 def _is_word(word: str) -> bool:
-    from agents.query.reading import is_english_word
+    from esc.agents.query.reading import is_english_word
 
     return is_english_word(word) or is_word(word)
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from agents.query.anchors import Anchor
-from agents.query.paths import distance
-from agents.query.phrases import Element, Link
-from agents.query.plan import Filter
-from agents.query.reading import Reading, SchemaMention
-from agents.query.vocabulary import DERIVED_VALUE, AttrInfo
+from esc.agents.query.anchors import Anchor
+from esc.agents.query.paths import distance
+from esc.agents.query.phrases import Element, Link
+from esc.agents.query.plan import Filter
+from esc.agents.query.reading import Reading, SchemaMention
+from esc.agents.query.vocabulary import DERIVED_VALUE, AttrInfo
 
 if TYPE_CHECKING:
-    from agents.query.interpret import Focus, Interpreter
+    from esc.agents.query.interpret import Focus, Interpreter
 
 UNCONSUMED = 0.55
 UNUSED = 0.6

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agents.query.interpret import Decline
-from agents.query.paths import Step, best_path
-from agents.query.plan import Hop, NodePattern
+from esc.agents.query.interpret import Decline
+from esc.agents.query.paths import Step, best_path
+from esc.agents.query.plan import Hop, NodePattern
 
 if TYPE_CHECKING:
-    from agents.query.assemble import Job
+    from esc.agents.query.assemble import Job
 
 
 def hops_of(steps: list[Step], nodes: list[NodePattern]) -> list[Hop]:
@@ -25,7 +25,7 @@ DEST_VERBS = frozenset({"reach", "enter", "visit", "serve"})
 def _direction_leaning(job: Job) -> dict[str, float]:
     """Relationship bonuses from the prepositions before the anchors: "flights out of Newark", "departed from
     JFK" lean to origin-like relationships, "flights to Honolulu" to destination-like ones."""
-    from agents.query.paths import DEST_WORDS, ORIGIN_WORDS
+    from esc.agents.query.paths import DEST_WORDS, ORIGIN_WORDS
 
     r = job.r
     leans: set[str] = set()
@@ -56,7 +56,7 @@ def _direction_leaning(job: Job) -> dict[str, float]:
 
 
 def split_words(name: str) -> list[str]:
-    from contract.lexicon import split_identifier
+    from esc.contract.lexicon import split_identifier
 
     return split_identifier(name)
 

@@ -25,13 +25,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agents.llm import LLMConfig, catalog_summary, extract_json
-from agents.query.answer import Answer, compose
-from agents.query.extension import ScopedExtension, scoped_extension
-from agents.query.grounding import Grounding
-from agents.query.plan import QueryPlan
-from agents.query.validate import problems
-from agents.stores.base import GraphStore
+from esc.agents.llm import LLMConfig, catalog_summary, extract_json
+from esc.agents.query.answer import Answer, compose
+from esc.agents.query.extension import ScopedExtension, scoped_extension
+from esc.agents.query.grounding import Grounding
+from esc.agents.query.plan import QueryPlan
+from esc.agents.query.validate import problems
+from esc.agents.stores.base import GraphStore
 
 log = logging.getLogger(__name__)
 

@@ -4,13 +4,13 @@ price x quantity on a line-like type ("value", "revenue"); and the duration unit
 
 from __future__ import annotations
 
-from agents.query.interpret import Focus
-from agents.query.jobstate import AMBIGUOUS, STRUCTURAL, JobState
-from agents.query.paths import distance
-from agents.query.phrases import Element
-from agents.query.reading import OpMention, SchemaMention
-from agents.query.vocabulary import DERIVED_VALUE, DERIVED_WORDS, AttrInfo
-from agents.query.words import DURATION_UNITS, DURATION_WORDS, MONEY_WORDS
+from esc.agents.query.interpret import Focus
+from esc.agents.query.jobstate import AMBIGUOUS, STRUCTURAL, JobState
+from esc.agents.query.paths import distance
+from esc.agents.query.phrases import Element
+from esc.agents.query.reading import OpMention, SchemaMention
+from esc.agents.query.vocabulary import DERIVED_VALUE, DERIVED_WORDS, AttrInfo
+from esc.agents.query.words import DURATION_UNITS, DURATION_WORDS, MONEY_WORDS
 
 
 class Measures(JobState):

@@ -14,10 +14,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from agents.query.plan import CITE_CAP, Expr, Filter, PlanRow, QueryPlan, ReturnItem
-from agents.stores.base import GraphStore
-from agents.stores.cypher import to_properties
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef
+from esc.agents.query.plan import CITE_CAP, Expr, Filter, PlanRow, QueryPlan, ReturnItem
+from esc.agents.stores.base import GraphStore
+from esc.agents.stores.cypher import to_properties
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
 NodeId = tuple[str, str]  # (label, canonical key JSON)
 
@@ -286,10 +286,10 @@ def load_folder(store: GraphStore, root: Any, contract: Any, batch: int = 2000) 
     ``store`` (any GraphStore). Returns the number of entities written. Used by tests and bench/qa.py."""
     from pathlib import Path
 
-    from agents.extractors import plan as extract
-    from contract.readers import read, scan_with_errors
-    from contract.records import Record
-    from streams.connectors.file_watcher import envelope_for
+    from esc.agents.extractors import plan as extract
+    from esc.contract.records import Record
+    from esc.streams.events import envelope_for
+    from esc.streams.readers import read, scan_with_errors
 
     files, _ = scan_with_errors(Path(root))
     written = 0

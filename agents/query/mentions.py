@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.query.phrases import Element, Link
-from agents.query.value_index import ValueHit
-from agents.query.words import (
+from esc.agents.query.phrases import Element, Link
+from esc.agents.query.value_index import ValueHit
+from esc.agents.query.words import (
     Token,
 )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.query.vocabulary import Vocabulary
+from esc.agents.query.vocabulary import Vocabulary
 
 MAX_PATH = 4
 ORIGIN_WORDS = frozenset({"origin", "orig", "source", "src", "from", "departure", "dep", "start", "sender", "sent"})

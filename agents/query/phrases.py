@@ -22,10 +22,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from agents.query import wordnet
-from agents.query.words import FUNCTION_WORDS, base
-from contract.lexicon import relationship_phrases, split_identifier, surface_forms
-from contract.lexicon_data import STOPWORDS as SHORT_WORDS
+from esc.agents.query import wordnet
+from esc.agents.query.words import FUNCTION_WORDS, base
+from esc.contract.lexicon import relationship_phrases, split_identifier, surface_forms
+from esc.contract.lexicon_data import STOPWORDS as SHORT_WORDS
 
 ElementKind = Literal["type", "attr", "rel"]
 MAX_PHRASE = 4
@@ -165,7 +165,7 @@ def _add_heads(index: PhraseIndex, forms: list[tuple[str, float]], element: Elem
 def _word_prefix(word: str) -> str | None:
     """The longest English word of 4+ letters a glued name starts with, when what follows is no word
     ("albumqzkx" -> album); None for names that are words or split into words."""
-    from contract.lexicon import is_english_word, split_glued
+    from esc.contract.lexicon import is_english_word, split_glued
 
     if len(word) < 7 or not word.isalpha() or is_english_word(word) or len(split_glued(word)) > 1:
         return None

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.query.closed_class import read_closed_class, read_numbers
-from agents.query.mentions import (
+from esc.agents.query.closed_class import read_closed_class, read_numbers
+from esc.agents.query.mentions import (
     GENERIC_NOUNS,
     TYPO_CUTOFF,
     CompareMention,
@@ -34,10 +34,10 @@ from agents.query.mentions import (
     Span,
     ValueMention,
 )
-from agents.query.phrases import PhraseIndex
-from agents.query.schema_reading import read_keys, read_schema, read_truncations
-from agents.query.value_index import ValueIndex
-from agents.query.values_reading import (
+from esc.agents.query.phrases import PhraseIndex
+from esc.agents.query.schema_reading import read_keys, read_schema, read_truncations
+from esc.agents.query.value_index import ValueIndex
+from esc.agents.query.values_reading import (
     is_english_word,
     read_capitalized,
     read_capitalized_loose,
@@ -46,7 +46,7 @@ from agents.query.values_reading import (
     read_quoted,
     read_unknown,
 )
-from agents.query.words import COMPARATIVES, Token, base, tokenize
+from esc.agents.query.words import COMPARATIVES, Token, base, tokenize
 
 
 def repair_typos(r: Reading, known: set[str], is_word: Any) -> None:

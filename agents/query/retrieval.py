@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
 
-from agents.embedding import Embedder
-from agents.query.grounding import Grounding
-from agents.query.plan import NodePattern, QueryPlan, ReturnItem
-from agents.query.vocabulary import STOPWORDS, fold, split_name, stem
-from agents.stores.base import VectorStore
+from esc.agents.embedding import Embedder
+from esc.agents.query.grounding import Grounding
+from esc.agents.query.plan import NodePattern, QueryPlan, ReturnItem
+from esc.agents.query.vocabulary import STOPWORDS, fold, split_name, stem
+from esc.agents.stores.base import VectorStore
 
 RRF_K = 60
 ROUTED_SOURCES = 3

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents.query.mentions import GENERIC_NOUNS, KeyMention, Reading, SchemaMention
-from agents.query.phrases import Element, Link, PhraseIndex
-from agents.query.values_reading import _content
-from agents.query.words import (
+from esc.agents.query.mentions import GENERIC_NOUNS, KeyMention, Reading, SchemaMention
+from esc.agents.query.phrases import Element, Link, PhraseIndex
+from esc.agents.query.values_reading import _content
+from esc.agents.query.words import (
     base,
 )
 

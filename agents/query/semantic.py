@@ -16,10 +16,10 @@ import logging
 import threading
 from typing import Any
 
-from agents.query.phrases import Element
-from agents.query.vocabulary import Vocabulary
-from agents.query.wordnet_relations import wup
-from agents.query.words import base
+from esc.agents.query.phrases import Element
+from esc.agents.query.vocabulary import Vocabulary
+from esc.agents.query.wordnet_relations import wup
+from esc.agents.query.words import base
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ class SemanticMatcher:
             if self._state is not None or self._failed:
                 return self._state
             try:
-                from agents.embedding import get_embedder, minilm_available
+                from esc.agents.embedding import get_embedder, minilm_available
 
                 if not minilm_available():
                     self._failed = True

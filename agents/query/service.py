@@ -11,7 +11,7 @@ version are found. Every answer is counted in ``esc_query_latency_seconds{route}
 
 Wiring into a runtime (all store calls are blocking; an async runtime calls ``answer_async``)::
 
-    service = QueryService.create(settings)
+    service = query_service(settings)             # esc.streams.runtime.stores: over the stack stores
     service.on_contract(contract)                 # on every contract message
     envelope = await service.answer_async(raw)    # raw: QueryRequest | dict | JSON bytes
     card = service.schema_card()
@@ -30,15 +30,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from agents import metrics
-from agents.embedding import Embedder
-from agents.query.agent import AskOptions, QueryAgent
-from agents.query.answer import Answer
-from agents.query.llm_planner import LLMPlanner
-from agents.stores.base import GraphStore, VectorStore
-from contract.model import Contract
-from esc.settings import Settings
-from streams.events import AnswerEnvelope, QueryOptions, QueryRequest
+from esc.agents import metrics
+from esc.agents.embedding import Embedder
+from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.answer import Answer
+from esc.agents.query.llm_planner import LLMPlanner
+from esc.agents.stores.base import GraphStore, VectorStore
+from esc.contract.model import Contract
+from esc.streams.events import AnswerEnvelope, QueryOptions, QueryRequest
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +66,6 @@ class LazyEmbedder(Embedder):
 
     def _embed_batch(self, texts: list[str]) -> Any:
         return self._get()._embed_batch(texts)
-
-
-def _collection_name(app_id: str) -> str:
-    from agents.stores.weaviate import collection_name  # needs the Weaviate client: only without a collection
-
-    return collection_name(app_id)
 
 
 def _envelope(request_id: str, answer: Answer, reply_to: str | None = None) -> AnswerEnvelope:
@@ -113,47 +106,6 @@ class QueryService:
         self._vectors_tried = 0.0
 
     # -- construction -----------------------------------------------------------------------------------------
-    @classmethod
-    def create(
-        cls,
-        settings: Settings,
-        *,
-        graph: GraphStore | None = None,
-        vectors: VectorStore | None = None,
-        embedder: Embedder | None = None,
-        collection: str | None = None,
-        llm: LLMPlanner | None = None,
-        use_vectors: bool = True,
-        cache_dir: Path | None = None,
-    ) -> QueryService:
-        """A service over the stack stores in ``settings`` (Neo4j, Weaviate collection of ``settings.app_id``),
-        created lazily, or over the stores given. The LLM planner is on when ``ESC_LLM_BASE_URL`` is set."""
-        from streams.runtime import stores
-
-        def graph_factory() -> GraphStore | None:
-            return graph if graph is not None else stores.graph_store(settings)
-
-        def vectors_factory() -> VectorStore | None:
-            return vectors if vectors is not None else stores.vector_store(settings)
-
-        if llm is None:
-            from agents.llm import config_from_settings
-
-            config = config_from_settings(settings)
-            llm = LLMPlanner(config) if config is not None else None
-        if embedder is None and use_vectors:
-            from agents.embedding import get_embedder
-
-            embedder = LazyEmbedder(get_embedder)
-        return cls(
-            graph_factory,
-            vectors_factory if use_vectors else None,
-            embedder,
-            collection or _collection_name(settings.app_id),
-            llm,
-            cache_dir=cache_dir,
-        )
-
     # -- contract ---------------------------------------------------------------------------------------------
     @property
     def contract(self) -> Contract | None:

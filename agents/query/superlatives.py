@@ -8,15 +8,15 @@ more rows than the question wants so that ties at the cut are kept (``Planned.ti
 
 from __future__ import annotations
 
-from agents.query.assemble import Job, hops_of, route
-from agents.query.build import attach_extras, choose_readings, item
-from agents.query.interpret import Decline, Focus, Planned
-from agents.query.paths import Step
-from agents.query.phrases import Element
-from agents.query.plan import NodePattern, OrderBy, QueryPlan, ReturnItem
-from agents.query.reading import OpMention, SchemaMention
-from agents.query.vocabulary import AttrInfo
-from agents.query.words import DURATION_WORDS, MONEY_WORDS, QUANTITY_WORDS
+from esc.agents.query.assemble import Job, hops_of, route
+from esc.agents.query.build import attach_extras, choose_readings, item
+from esc.agents.query.interpret import Decline, Focus, Planned
+from esc.agents.query.paths import Step
+from esc.agents.query.phrases import Element
+from esc.agents.query.plan import NodePattern, OrderBy, QueryPlan, ReturnItem
+from esc.agents.query.reading import OpMention, SchemaMention
+from esc.agents.query.vocabulary import AttrInfo
+from esc.agents.query.words import DURATION_WORDS, MONEY_WORDS, QUANTITY_WORDS
 
 MEASURE_HINT_WORDS = DURATION_WORDS | frozenset({"price", "cost", "amount"})
 
@@ -106,7 +106,7 @@ def extreme_value(job: Job, op: OpMention) -> Planned | None:
         return None
     for m in phrase:
         job.used_schema.add(m.start)
-    from agents.query.build import build_plan
+    from esc.agents.query.build import build_plan
 
     job.check_strays(focus, False)
     if focus.score < 1.0:
@@ -124,7 +124,7 @@ def _hinted_attr(job: Job, entity: str, hint: str) -> AttrInfo | None:
             return born[0]
         hint = "time"
     if hint == "time":
-        from agents.query.anchors import date_attrs
+        from esc.agents.query.anchors import date_attrs
 
         dated = date_attrs(job.vocab, entity)
         if dated:
@@ -132,7 +132,7 @@ def _hinted_attr(job: Job, entity: str, hint: str) -> AttrInfo | None:
         years = [a for a in info.attrs.values() if a.semantic == "year" or a.words == ["year"]]
         return years[0] if years else None
     if hint == "duration":
-        from agents.query.measures import _duration_fit
+        from esc.agents.query.measures import _duration_fit
 
         ranked = sorted(((_duration_fit(a), a) for a in info.attrs.values() if a.measure), key=lambda x: -x[0])
         return ranked[0][1] if ranked and ranked[0][0] > 0 else None
@@ -177,7 +177,7 @@ def _numeric(job: Job, e: Element) -> bool:
 
 
 def _ordered(job: Job, focus: Focus, measure: AttrInfo, desc: bool, n: int, out: tuple[str, str] | None) -> Planned:
-    from agents.query.build import chain
+    from esc.agents.query.build import chain
 
     target = focus.entity
     job.anchors = choose_readings(job, target)

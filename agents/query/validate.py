@@ -7,8 +7,8 @@ Plans are read-only by construction (the IR has no write operations), so this is
 
 from __future__ import annotations
 
-from agents.query.plan import QueryPlan
-from contract.model import Contract
+from esc.agents.query.plan import QueryPlan
+from esc.contract.model import Contract
 
 MAX_HOPS = 6
 MAX_LIMIT = 10_000

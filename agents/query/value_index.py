@@ -37,7 +37,7 @@ PARTIAL_SKIP = frozenset({"the", "of", "and", "&", "de", "la", "inc", "ltd", "co
 
 def _readings(word: str) -> tuple[str, ...]:
     """A word and the full words its common shorthand stands for ("intl" -> international)."""
-    from contract.lexicon_data import ABBREVIATIONS
+    from esc.contract.lexicon_data import ABBREVIATIONS
 
     full = ABBREVIATIONS.get(word)
     if not full:
@@ -138,7 +138,7 @@ class ValueIndex:
 
     def _alias_index(self) -> dict[str, set[str]]:
         if self._aliases is None:
-            from agents.query.aliases import country_aliases
+            from esc.agents.query.aliases import country_aliases
 
             self._aliases = country_aliases(self.hits.keys(), norm_value)
         return self._aliases

@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agents.query.mentions import GENERIC_NOUNS, Reading, ValueMention
-from agents.query.phrases import PhraseIndex
-from agents.query.value_index import ValueIndex, ValueMatch
-from agents.query.words import (
+from esc.agents.query.mentions import GENERIC_NOUNS, Reading, ValueMention
+from esc.agents.query.phrases import PhraseIndex
+from esc.agents.query.value_index import ValueIndex, ValueMatch
+from esc.agents.query.words import (
     FUNCTION_WORDS,
     OPENERS,
     Token,
@@ -195,11 +195,11 @@ def _runs(r: Reading, ok: Any) -> list[tuple[int, int]]:
 def is_english_word(word: str) -> bool:
     """A word of the English dictionary (WordNet, through its base form): "united" and "delta" are, "jetblue"
     and "aerosmtih" are not."""
-    from agents.query.wordnet import wordnet
-    from agents.query.wordnet_morphology import common_word
+    from esc.agents.query.wordnet import wordnet
+    from esc.agents.query.wordnet_morphology import common_word
 
     if wordnet() is None:
-        from contract.lexicon import is_english_word as lexicon_word
+        from esc.contract.lexicon import is_english_word as lexicon_word
 
         return lexicon_word(word)
     low = word.lower()

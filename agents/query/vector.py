@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from agents.embedding import Embedder
-from agents.query.answer import Answer, Citation
-from agents.stores.base import VectorStore
+from esc.agents.embedding import Embedder
+from esc.agents.query.answer import Answer, Citation
+from esc.agents.stores.base import VectorStore
 
 LOW_SIMILARITY = 0.3
 MAX_CONFIDENCE = 0.75
@@ -30,14 +30,14 @@ def search(
 
 def content_words(text: str) -> list[str]:
     """The question's content words (base forms, no function words)."""
-    from agents.query.words import FUNCTION_WORDS, tokenize
+    from esc.agents.query.words import FUNCTION_WORDS, tokenize
 
     return [t.base for t in tokenize(text) if t.low not in FUNCTION_WORDS and t.base not in FUNCTION_WORDS
             and t.low.isalpha() and len(t.low) > 2]  # fmt: skip
 
 
 def _mentions(text: str, words: list[str]) -> tuple[bool, int]:
-    from agents.query.words import tokenize
+    from esc.agents.query.words import tokenize
 
     have = {t.base for t in tokenize(text)} | {t.low for t in tokenize(text)}
     hits = sum(1 for w in words if w in have)
@@ -66,7 +66,7 @@ def answer_from_hits(
             f"the nearest passage is too far from the question (similarity {best:.2f} < {LOW_SIMILARITY})",
             contract_version,
         )
-    from agents.query.words import base, tokenize
+    from esc.agents.query.words import base, tokenize
 
     need = [base(w) for n in (names or []) for w in [t.low for t in tokenize(n)]]
     want = [base(w) for w in (words or [])]

@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.query.plan import Expr
-from agents.query.value_index import TOKEN_PATTERN, ValueHit, ValueIndex, fold, norm_value
+from esc.agents.query.plan import Expr
+from esc.agents.query.value_index import TOKEN_PATTERN, ValueHit, ValueIndex, fold, norm_value
 
 __all__ = ["ValueHit", "ValueIndex", "fold", "norm_value"]
-from contract.model import Attribute, Contract, EntityType
+from esc.contract.model import Attribute, Contract, EntityType
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 TOKEN = re.compile(TOKEN_PATTERN, re.UNICODE)  # "Ralston's" -> Ralston + s; "O'Reilly" stays one word

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from agents.query.wordnet import WordNet, wordnet
+from esc.agents.query.wordnet import WordNet, wordnet
 
 _EXC_FILES = {"n": "noun.exc", "v": "verb.exc", "a": "adj.exc"}
 _RULES = {

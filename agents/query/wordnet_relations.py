@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from agents.query.wordnet import WordNet, wordnet
+from esc.agents.query.wordnet import WordNet, wordnet
 
 
 def _hypernym_paths(wn: WordNet, pos: str, offset: int, depth: int = 0) -> list[tuple[int, ...]]:

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from contract.lexicon import lemma as _lemma
+from esc.contract.lexicon import lemma as _lemma
 
 TOKEN_PATTERN = r"\w+(?:'(?!s\b)\w+)*"
 _TOKEN = re.compile(TOKEN_PATTERN, re.UNICODE)
@@ -50,8 +50,8 @@ def base(word: str) -> str:
     -s: "does" -> do, "customers" -> customer; -ed/-ing with doubled consonants: "shipped" -> ship), then
     irregular nouns ("children" -> child), else the word, or its rule singular when WordNet does not know it.
     Question words and schema phrases go through the same function, so their forms meet."""
-    from agents.query.wordnet import wordnet
-    from agents.query.wordnet_morphology import exception, has_sense
+    from esc.agents.query.wordnet import wordnet
+    from esc.agents.query.wordnet_morphology import exception, has_sense
 
     low = fold(word)
     if len(low) <= 2 or not low.replace("-", "").isalpha():

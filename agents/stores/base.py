@@ -6,10 +6,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 
 if TYPE_CHECKING:
-    from agents.query.plan import PlanRow, QueryPlan
+    from esc.agents.query.plan import PlanRow, QueryPlan
 
 
 @runtime_checkable
@@ -64,7 +64,7 @@ class GraphStore(ABC):
         """Distinct combinations of ``props`` over the nodes of ``label`` (nodes missing any of them skipped), at
         most ``limit``. The value index of the query agent reads names and categories through this; backends
         override it with one cheap query (this default runs a plan without citations)."""
-        from agents.query.plan import NodePattern, QueryPlan, ReturnItem
+        from esc.agents.query.plan import NodePattern, QueryPlan, ReturnItem
 
         plan = QueryPlan(
             kind="list",

@@ -16,10 +16,10 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from agents.query.plan import PlanRow, QueryPlan
-from agents.stores.base import GraphStore
-from agents.stores.cypher import ident, to_properties
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, build
+from esc.agents.query.plan import PlanRow, QueryPlan
+from esc.agents.stores.base import GraphStore
+from esc.agents.stores.cypher import ident, to_properties
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, build
 
 try:
     import neo4j
@@ -287,7 +287,7 @@ class Neo4jGraphStore(GraphStore):
 
     def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
         """Compile to parameterized Cypher (agents.query.cypher) and run it in a read transaction."""
-        from agents.query.cypher import compile_plan
+        from esc.agents.query.cypher import compile_plan
 
         query, params = compile_plan(plan, self.namespace)
         rows = self.read(query, params)

@@ -17,10 +17,10 @@ from typing import Any, TypeVar
 
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, stop_never, wait_exponential_jitter
 
-from agents import metrics
-from agents.query.plan import PlanRow, QueryPlan
-from agents.stores.base import GraphStore, VectorStore
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
+from esc.agents import metrics
+from esc.agents.query.plan import PlanRow, QueryPlan
+from esc.agents.stores.base import GraphStore, VectorStore
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +28,7 @@ T = TypeVar("T")
 Transient = Callable[[BaseException], bool]
 """Whether an error means "the server is not reachable now" (retry) rather than "this call is wrong" (raise)."""
 SUMMARY_SECONDS = 30.0
-WAIT = wait_exponential_jitter(initial=0.2, max=5.0, jitter=0.5)
+WAIT = wait_exponential_jitter(multiplier=0.2, max=5.0, jitter=0.5)  # 0.2 s, 0.4 s, ... up to 5 s
 READ_ATTEMPTS = 3
 
 

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from agents.stores.local_sqlite import open_local
+from esc.agents.stores.local_sqlite import open_local
 
 CHUNK = 500  # SQLite's default limit on host parameters is 999
 

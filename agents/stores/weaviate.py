@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-from agents.stores.base import VectorStore
-from agents.stores.weaviate_ids import object_id as object_id
-from agents.types import TextObject
+from esc.agents.stores.base import VectorStore
+from esc.agents.stores.weaviate_ids import object_id as object_id
+from esc.agents.types import TextObject
 
 try:
     import weaviate

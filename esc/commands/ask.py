@@ -67,9 +67,9 @@ def _print(answer: dict[str, Any], as_json: bool) -> None:
 
 def latest_contract(settings: Settings) -> Any:
     """The latest contract on the compacted contracts topic, or None."""
-    from streams.runtime.kafka_io import read_topic
-    from streams.schema_events import latest_key, parse_contract
-    from streams.topics import SCHEMA_CONTRACTS
+    from esc.streams.runtime.kafka_io import read_topic
+    from esc.streams.schema_events import latest_key, parse_contract
+    from esc.streams.topics import SCHEMA_CONTRACTS
 
     key = latest_key(settings.app_id)
 
@@ -89,7 +89,7 @@ def latest_contract(settings: Settings) -> Any:
 
 
 def _ask_stack(settings: Settings, question: str, options: Any) -> dict[str, Any]:
-    from agents.query.service import QueryService
+    from esc.streams.runtime.stores import query_service
 
     try:
         contract = latest_contract(settings)
@@ -100,7 +100,7 @@ def _ask_stack(settings: Settings, question: str, options: Any) -> dict[str, Any
         raise _fail(
             f"no contract for {settings.app_id!r} on {settings.topic('schema.contracts')} yet: ingest data first"
         )
-    service = QueryService.create(settings)
+    service = query_service(settings)
     try:
         service.on_contract(contract)
         return service.ask(question, options).model_dump(mode="json")
@@ -112,7 +112,7 @@ def _ask_stack(settings: Settings, question: str, options: Any) -> dict[str, Any
 
 
 def embedded_contract(settings: Settings) -> Any:
-    from contract.serde import load_json
+    from esc.contract.serde import load_json
 
     path = settings.state_dir / "inprocess" / "contract.json"
     return load_json(path.read_text("utf-8")) if path.exists() else None
@@ -122,7 +122,7 @@ def _ask_http(settings: Settings, question: str, options: Any) -> dict[str, Any]
     import urllib.error
     import urllib.request
 
-    from streams.runtime.http_auth import bearer
+    from esc.streams.runtime.http_auth import bearer
 
     url = f"http://{settings.host}:{settings.web_port}/v1/ask"
     body = json.dumps({"question": question, "options": options.model_dump()}).encode("utf-8")
@@ -143,9 +143,10 @@ def _ask_http(settings: Settings, question: str, options: Any) -> dict[str, Any]
 
 
 def _ask_embedded(settings: Settings, question: str, options: Any) -> dict[str, Any]:
-    from agents.query.service import LazyEmbedder, QueryService
-    from agents.stores.embedded import open_embedded
-    from agents.stores.embedded.db import StoreLocked
+    from esc.agents.query.service import LazyEmbedder
+    from esc.agents.stores.embedded import open_embedded
+    from esc.agents.stores.embedded.db import StoreLocked
+    from esc.streams.runtime.stores import query_service
 
     try:
         graph, vectors = open_embedded(settings.state_dir)
@@ -162,10 +163,10 @@ def _ask_embedded(settings: Settings, question: str, options: Any) -> dict[str, 
             raise _fail(
                 f"no contract in {settings.state_dir / 'inprocess'} yet: run `esc ingest DIR --embedded` first"
             )
-        from agents.embedding import get_embedder
-        from streams.runtime.names import collection_for
+        from esc.agents.embedding import get_embedder
+        from esc.streams.runtime.names import collection_for
 
-        service = QueryService.create(
+        service = query_service(
             settings, graph=graph, vectors=vectors, embedder=LazyEmbedder(get_embedder),
             collection=collection_for(settings.app_id), cache_dir=settings.state_dir / "inprocess" / "grounding",
         )  # fmt: skip
@@ -189,7 +190,7 @@ def ask(
     no_vectors: bool = typer.Option(False, "--no-vectors", help="Never fall back to vector search."),
 ) -> None:
     """Answer one question from the graph and the vector index, with citations (or say why not)."""
-    from streams.events import QueryOptions
+    from esc.streams.events import QueryOptions
 
     settings = load()
     if llm and not settings.llm_base_url.strip():

@@ -23,9 +23,9 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from agents.llm import LLMOutcome
-    from contract.model import Contract, ContractDiff
-    from contract.records import Rejected
+    from esc.agents.llm import LLMOutcome
+    from esc.contract.model import Contract, ContractDiff
+    from esc.contract.records import Rejected
 
 BIG_FILES = 50
 BIG_BYTES = 20 << 20
@@ -62,8 +62,8 @@ def _size_of(root: Path, rel: str) -> int:
 
 
 def _run_discovery(root: Path, console: Console, show_progress: bool) -> Any:
-    from contract.discover import discover
-    from streams.limits import max_fields as configured_max_fields
+    from esc.streams.discover import discover
+    from esc.streams.limits import max_fields as configured_max_fields
 
     try:
         max_fields = configured_max_fields()
@@ -95,7 +95,7 @@ def _run_discovery(root: Path, console: Console, show_progress: bool) -> Any:
 
 
 def _load_previous(path: Path) -> Contract:
-    from contract.serde import ContractFormatError, loads
+    from esc.contract.serde import ContractFormatError, loads
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -110,8 +110,8 @@ def _load_previous(path: Path) -> Contract:
 
 
 def _run_llm(base: Contract, console: Console) -> tuple[Contract, LLMOutcome | None, str]:
-    from agents.llm import LLMDiscovery, config_from_settings
     from esc import settings as settings_module
+    from esc.agents.llm import LLMDiscovery, config_from_settings
 
     config = config_from_settings(settings_module.load())
     if config is None:
@@ -259,8 +259,8 @@ def discover_command(
     """Discover the schema contract of a folder: field catalog, identity keys, foreign keys, hierarchy, entities."""
     from rich.console import Console
 
-    from contract.evolve import evolve, merge
-    from contract.serde import diff_to_dict, dumps, to_dict
+    from esc.contract.evolve import evolve, merge
+    from esc.contract.serde import diff_to_dict, dumps, to_dict
 
     console = Console(stderr=as_json)
     if not directory.exists():

@@ -53,7 +53,7 @@ def _run(settings: Settings, folder: Path, as_json: bool) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from streams.runtime.inprocess import ingest_embedded
+    from esc.streams.runtime.inprocess import ingest_embedded
 
     console = Console(stderr=True)
     with Progress(
@@ -98,8 +98,8 @@ def ingest(
         raise typer.Exit(2)
     if not embedded:
         typer.echo(f"esc ingest: embedded mode ({mode.reason})", err=True)
-    from agents.stores.embedded.db import StoreLocked
-    from streams.runtime.inprocess import load_contract
+    from esc.agents.stores.embedded.db import StoreLocked
+    from esc.streams.runtime.inprocess import load_contract
 
     try:
         summary = _run(settings, folder.resolve(), as_json)

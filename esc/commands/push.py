@@ -17,7 +17,7 @@ import typer
 from esc.settings import Settings, load
 
 if TYPE_CHECKING:
-    from streams.events import DeadLetter, RecordEnvelope
+    from esc.streams.events import DeadLetter, RecordEnvelope
 
     Item = RecordEnvelope | DeadLetter
 
@@ -38,8 +38,8 @@ def push(
 
     Each record is checked as the worker checks it; invalid and oversized ones (over 1 MiB) go to esc.dlq with the
     reason, and the rest are sent."""
-    from streams.events import DeadLetter
-    from streams.push import envelopes_from_bytes
+    from esc.streams.events import DeadLetter
+    from esc.streams.push import envelopes_from_bytes
 
     settings = load()
     if file is None and not delete:
@@ -70,9 +70,9 @@ def push(
 
 
 async def _push_kafka(settings: Settings, source: str, items: Sequence[Item], delete: list[str]) -> None:
-    from streams.events import DeadLetter, record_key
-    from streams.runtime.kafka_io import ensure_topics, producer
-    from streams.topics import DLQ, RECORDS
+    from esc.streams.events import DeadLetter, record_key
+    from esc.streams.runtime.kafka_io import ensure_topics, producer
+    from esc.streams.topics import DLQ, RECORDS
 
     await ensure_topics(settings)
     prod = producer(settings)
@@ -92,8 +92,8 @@ async def _push_kafka(settings: Settings, source: str, items: Sequence[Item], de
 
 
 def _push_embedded(settings: Settings, source: str, items: Sequence[Item], delete: list[str]) -> str:
-    from agents.stores.embedded.db import StoreLocked
-    from streams.runtime.inprocess import open_runtime, state_folder
+    from esc.agents.stores.embedded.db import StoreLocked
+    from esc.streams.runtime.inprocess import open_runtime, state_folder
 
     try:
         runtime, close = open_runtime(settings, None)

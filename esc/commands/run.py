@@ -55,7 +55,7 @@ def up(
     # `kill -USR1 <pid>` prints every thread's stack to stderr: how to see where a stuck worker waits.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     settings = load()
-    from streams.runtime.http_auth import InsecureBind, check_bind
+    from esc.streams.runtime.http_auth import InsecureBind, check_bind
 
     try:
         check_bind(settings.host, settings.api_token)
@@ -73,7 +73,7 @@ def up(
             err=True,
         )
         raise typer.Exit(2)
-    from streams.runtime.faust_app import run_worker
+    from esc.streams.runtime.faust_app import run_worker
 
     typer.echo(
         f"ESC worker (stack mode: {mode.reason}): broker {settings.kafka_bootstrap}, Neo4j {settings.neo4j_uri}, "
@@ -90,8 +90,8 @@ def _up_embedded(settings: Settings, data: Path | None, mode: Mode, loglevel: st
         typer.echo("embedded mode needs a folder to watch: esc up --data DIR [--embedded]", err=True)
         raise typer.Exit(2)
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    from agents.stores.embedded.db import StoreLocked
-    from streams.runtime.inprocess_http import serve_embedded
+    from esc.agents.stores.embedded.db import StoreLocked
+    from esc.streams.runtime.inprocess_http import serve_embedded
 
     base = f"http://{settings.host}:{settings.web_port}"
     typer.echo(

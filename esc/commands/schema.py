@@ -22,18 +22,18 @@ def schema(
     ),
 ) -> None:
     """Show the contract published on esc.schema.contracts, or follow esc.schema.diffs."""
-    from contract import serde
-    from contract.evolve import diff_items
-    from contract.model import Contract, ContractDiff
-    from streams.runtime.kafka_io import read_topic
-    from streams.schema_events import latest_key, parse_contract, version_key
-    from streams.topics import SCHEMA_CONTRACTS, SCHEMA_DIFFS
+    from esc.contract import serde
+    from esc.contract.evolve import diff_items
+    from esc.contract.model import Contract, ContractDiff
+    from esc.streams.runtime.kafka_io import read_topic
+    from esc.streams.schema_events import latest_key, parse_contract, version_key
+    from esc.streams.topics import SCHEMA_CONTRACTS, SCHEMA_DIFFS
 
     settings = load()
     contracts_topic = SCHEMA_CONTRACTS.name(settings.topic_prefix)
 
     if embedded:
-        from streams.runtime.inprocess import load_contract, state_folder
+        from esc.streams.runtime.inprocess import load_contract, state_folder
 
         contracts_topic = str(state_folder(settings.state_dir))
 

@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from streams.events import DeadLetter, RecordEnvelope
+from esc.streams.events import DeadLetter, RecordEnvelope
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,20 +27,19 @@ import stat
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
-from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from agents.contract_agent import SourceComplete
-from agents.scan_groups import ScanComplete
-from contract.labels import printable, record_label, source_label
-from contract.readers import SourceFile, format_for, read
-from contract.records import Record, Rejected
-from streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
-from streams.events import DeadLetter, RecordEnvelope
-from streams.limits import max_fields as configured_max_fields
-from streams.local_files import write_atomic
+from esc.agents.contract_agent import SourceComplete
+from esc.agents.scan_groups import ScanComplete
+from esc.contract.labels import printable, record_label, source_label
+from esc.contract.records import Record, Rejected
+from esc.streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
+from esc.streams.events import DeadLetter, envelope_for
+from esc.streams.limits import max_fields as configured_max_fields
+from esc.streams.local_files import write_atomic
+from esc.streams.readers import SourceFile, format_for, read
 
 Retract = Callable[[list[str]], Awaitable[None]]
 Completed = Callable[[list[SourceComplete]], Awaitable[None]]
@@ -86,28 +85,6 @@ def file_sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def envelope_for(record: Record, rel: str, file_hash: str) -> RecordEnvelope:
-    loc = record.location
-    return RecordEnvelope(
-        source=source_label(record.source),  # nested children and sheets are named from the data
-        record_id=record_label(loc.render()),
-        payload=record.values,
-        event_time=datetime.now(UTC),
-        format=record.format,
-        location=loc.model_dump(exclude_none=True),
-        parent=(
-            {
-                "source": source_label(record.parent.source),
-                "record_id": record_label(record.parent.location.render()),
-                "values": record.parent.values,
-            }
-            if record.parent
-            else None
-        ),
-        file_hash=file_hash,
-    )
 
 
 def emission_for(record: Record, rel: str, file_hash: str) -> Emission | Rejected:

@@ -24,10 +24,10 @@ from typing import Any
 
 import faust
 
-from agents import metrics
-from agents.embedding import background_embedder, get_embedder
-from agents.ingest import Ingestor
-from agents.pipeline import (
+from esc.agents import metrics
+from esc.agents.embedding import background_embedder, get_embedder
+from esc.agents.ingest import Ingestor
+from esc.agents.pipeline import (
     TICK,
     ContractWriter,
     ExtractionWorker,
@@ -36,29 +36,28 @@ from agents.pipeline import (
     profile_update,
     scan_update,
 )
-from agents.query.service import QueryService
-from agents.scan_groups import ScanComplete
-from agents.stores.seen import SeenRecords
-from agents.stores.weaviate import collection_name
-from agents.vector_outbox import VectorOutbox, VectorWriter, background_executor
+from esc.agents.scan_groups import ScanComplete
+from esc.agents.stores.seen import SeenRecords
+from esc.agents.stores.weaviate import collection_name
+from esc.agents.vector_outbox import VectorOutbox, VectorWriter, background_executor
 from esc.settings import Settings
-from streams import ce_binding, topics
-from streams.connectors.base import Emission
-from streams.connectors.file_watcher import FileWatcher
-from streams.events import DeadLetter, RecordEnvelope
-from streams.push import PUSH_STAGE
-from streams.runtime import log_limits
-from streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
-from streams.runtime.gc_tuning import tune_gc
-from streams.runtime.http_auth import check_bind, middleware
-from streams.runtime.kafka_io import read_topic, source_key_filter
-from streams.runtime.lag import export_consumer_lag
-from streams.runtime.profile_pool import ProfilePool
-from streams.runtime.readiness import readiness, watch_kafka
-from streams.runtime.record_producer import RecordProducer
-from streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
-from streams.runtime.stores import DEPENDENCIES, dependency, graph_store, vector_store
-from streams.schema_events import parse_contract
+from esc.streams import ce_binding, topics
+from esc.streams.connectors.base import Emission
+from esc.streams.connectors.file_watcher import FileWatcher
+from esc.streams.events import DeadLetter, RecordEnvelope
+from esc.streams.push import PUSH_STAGE
+from esc.streams.runtime import log_limits
+from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
+from esc.streams.runtime.gc_tuning import tune_gc
+from esc.streams.runtime.http_auth import check_bind, middleware
+from esc.streams.runtime.kafka_io import read_topic, source_key_filter
+from esc.streams.runtime.lag import export_consumer_lag
+from esc.streams.runtime.profile_pool import ProfilePool
+from esc.streams.runtime.readiness import readiness, watch_kafka
+from esc.streams.runtime.record_producer import RecordProducer
+from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
+from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
+from esc.streams.schema_events import parse_contract
 
 log = logging.getLogger(__name__)
 PROFILE_BATCH = 5000
@@ -344,7 +343,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 metrics.DLQ.labels(PUSH_STAGE, metrics.dlq_reason_label(str(dead.get("reason", "")))).inc()
 
     # -- questions: esc.queries -> esc.answers, and HTTP -------------------------------------------------------
-    service = QueryService.create(settings)  # store clients connect on the first question
+    service = query_service(settings)  # store clients connect on the first question
 
     @app.agent(queries_topic)
     async def ask(stream: Any) -> None:
@@ -439,7 +438,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
 
 def run_worker(settings: Settings, data_dir: Path | None, loglevel: str = "info") -> None:
     """Run a worker in the foreground until SIGTERM / Ctrl-C."""
-    from streams.runtime.kafka_io import ensure_topics
+    from esc.streams.runtime.kafka_io import ensure_topics
 
     asyncio.run(ensure_topics(settings))  # source topics must exist before the consumers subscribe
     app = build_app(settings, data_dir)

@@ -32,10 +32,10 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from agents import metrics
-from agents.embedding import Embedder, get_embedder
-from agents.ingest import Ingestor
-from agents.pipeline import (
+from esc.agents import metrics
+from esc.agents.embedding import Embedder, get_embedder
+from esc.agents.ingest import Ingestor
+from esc.agents.pipeline import (
     TICK,
     ContractWriter,
     ExtractionWorker,
@@ -46,23 +46,23 @@ from agents.pipeline import (
     profile_update,
     scan_update,
 )
-from agents.query.service import QueryService
-from agents.scan_groups import ScanComplete
-from agents.stores.base import GraphStore, VectorStore
-from agents.stores.seen import SeenRecords
-from contract.labels import printable
-from contract.model import Contract
-from contract.serde import load_json
+from esc.agents.query.service import QueryService
+from esc.agents.scan_groups import ScanComplete
+from esc.agents.stores.base import GraphStore, VectorStore
+from esc.agents.stores.seen import SeenRecords
+from esc.contract.labels import printable
+from esc.contract.model import Contract
+from esc.contract.serde import load_json
 from esc.settings import Settings
-from streams import topics
-from streams.connectors.base import Emission
-from streams.connectors.file_watcher import FileWatcher, drop_files
-from streams.events import DeadLetter, RecordEnvelope, record_key
-from streams.local_files import append_line, write_atomic
-from streams.runtime.inprocess_bus import InProcessBus, RecordLog
-from streams.runtime.inprocess_files import RunSummary, load_contract, load_diffs, state_folder
-from streams.runtime.names import collection_for
-from streams.schema_events import latest_key
+from esc.streams import topics
+from esc.streams.connectors.base import Emission
+from esc.streams.connectors.file_watcher import FileWatcher, drop_files
+from esc.streams.events import DeadLetter, RecordEnvelope, record_key
+from esc.streams.local_files import append_line, write_atomic
+from esc.streams.runtime.inprocess_bus import InProcessBus, RecordLog
+from esc.streams.runtime.inprocess_files import RunSummary, load_contract, load_diffs, state_folder
+from esc.streams.runtime.names import collection_for
+from esc.streams.schema_events import latest_key
 
 __all__ = [
     "InProcessBus",
@@ -365,7 +365,7 @@ class InProcessRuntime:
     async def serve(self, host: str, port: int, tick_seconds: float = TICK_SECONDS, token: str = "") -> None:
         """Watch the folder, keep contract, graph and vectors current, and serve HTTP until cancelled (the data
         endpoints need ``token`` as a bearer token when it is set)."""
-        from streams.runtime.inprocess_http import serve
+        from esc.streams.runtime.inprocess_http import serve
 
         await serve(self, host, port, tick_seconds, token)
 
@@ -383,7 +383,7 @@ def open_runtime(
     """A runtime over the embedded stores in ``settings.state_dir`` (or the stores given); and its closer."""
     opened: list[GraphStore | VectorStore] = []
     if graph is None or vectors is None:
-        from agents.stores.embedded import open_embedded
+        from esc.agents.stores.embedded import open_embedded
 
         g, v = open_embedded(settings.state_dir)
         graph, vectors = graph or g, vectors or v
@@ -416,7 +416,7 @@ def ingest_embedded(
         summary = asyncio.run(runtime.ingest_once(progress))
         if runtime.contract is not None:
             # the first `esc ask --embedded` then reads the grounding instead of building it
-            from agents.query.grounding import Grounding
+            from esc.agents.query.grounding import Grounding
 
             Grounding.cached(runtime.contract, runtime.ingestor.graph, state_folder(settings.state_dir) / "grounding")
         return summary

@@ -21,9 +21,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.pipeline import KEY_SEP
-from streams import topics
-from streams.events import RecordEnvelope
+from esc.agents.pipeline import KEY_SEP
+from esc.streams import topics
+from esc.streams.events import RecordEnvelope
 
 RETAIN = 1000  # messages kept per non-compacted topic after every group read them (for inspection)
 REPLAY_BATCH = 1000

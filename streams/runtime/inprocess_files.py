@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contract.model import Contract
-from contract.serde import load_json
+from esc.contract.model import Contract
+from esc.contract.serde import load_json
 
 MAX_REASONS = 20
 

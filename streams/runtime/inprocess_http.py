@@ -8,15 +8,15 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from agents import metrics
-from agents.ingest import Ingestor
-from agents.query.service import QueryService
+from esc.agents import metrics
+from esc.agents.ingest import Ingestor
+from esc.agents.query.service import QueryService
 from esc.settings import Settings
-from streams.runtime.http_auth import check_bind, middleware
-from streams.runtime.readiness import readiness
+from esc.streams.runtime.http_auth import check_bind, middleware
+from esc.streams.runtime.readiness import readiness
 
 if TYPE_CHECKING:
-    from streams.runtime.inprocess import InProcessRuntime
+    from esc.streams.runtime.inprocess import InProcessRuntime
 
 log = logging.getLogger(__name__)
 
@@ -98,10 +98,10 @@ async def serve(runtime: InProcessRuntime, host: str, port: int, tick_seconds: f
 def query_service(ingestor: Ingestor, settings: Settings | None = None) -> QueryService:
     """The question service over the runtime's own stores (DuckDB allows one process: questions to a running
     embedded ESC go through its HTTP API); the LLM planner when ``settings`` configure one. Built without
-    ``QueryService.create``, which would reach for the stack's stores."""
-    from agents.llm import config_from_settings
-    from agents.query.llm_planner import LLMPlanner
-    from agents.query.service import LazyEmbedder
+    ``stores.query_service``, which would reach for the stack's stores."""
+    from esc.agents.llm import config_from_settings
+    from esc.agents.query.llm_planner import LLMPlanner
+    from esc.agents.query.service import LazyEmbedder
 
     config = config_from_settings(settings) if settings is not None else None
     return QueryService(
@@ -116,8 +116,8 @@ def query_service(ingestor: Ingestor, settings: Settings | None = None) -> Query
 def serve_embedded(settings: Settings, data_dir: Path) -> None:
     """``esc up --data DIR --embedded``: watch, keep the stores current, serve HTTP (metrics, health, contract,
     ``POST /v1/ask``) until Ctrl-C / SIGTERM."""
-    from streams.runtime.gc_tuning import tune_gc
-    from streams.runtime.inprocess import open_runtime
+    from esc.streams.runtime.gc_tuning import tune_gc
+    from esc.streams.runtime.inprocess import open_runtime
 
     runtime, close = open_runtime(settings, data_dir)
     runtime.query = query_service(runtime.ingestor, settings)

@@ -15,7 +15,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 
 from esc.settings import Settings
-from streams import topics
+from esc.streams import topics
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from agents import metrics
+from esc.agents import metrics
 
 
 def consumer_lag(consumer: Any) -> dict[str, int]:

@@ -17,11 +17,11 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-from agents import metrics
-from agents.pipeline import profile_messages
-from agents.profiler import ProfileDelta
-from streams.runtime.child_process import die_with_parent
-from streams.runtime.gc_tuning import tune_gc
+from esc.agents import metrics
+from esc.agents.pipeline import profile_messages
+from esc.agents.profiler import ProfileDelta
+from esc.streams.runtime.child_process import die_with_parent
+from esc.streams.runtime.gc_tuning import tune_gc
 
 log = logging.getLogger(__name__)
 

@@ -11,10 +11,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from agents.backfill import BackfillTracker
-from agents.stores.resilient import Dependency
 from esc import probe
-from streams.runtime.step_watch import STUCK_SECONDS, StepWatch
+from esc.agents.backfill import BackfillTracker
+from esc.agents.stores.resilient import Dependency
+from esc.streams.runtime.step_watch import STUCK_SECONDS, StepWatch
 
 PROBE_SECONDS = 1.0
 

@@ -3,8 +3,13 @@ in ``agents.stores.resilient``: writes wait out an outage, and each server is a 
 
 from __future__ import annotations
 
-from agents.stores.base import GraphStore, VectorStore
-from agents.stores.resilient import Dependency, ResilientGraphStore, ResilientVectorStore
+from pathlib import Path
+
+from esc.agents.embedding import Embedder
+from esc.agents.query.llm_planner import LLMPlanner
+from esc.agents.query.service import LazyEmbedder, QueryService
+from esc.agents.stores.base import GraphStore, VectorStore
+from esc.agents.stores.resilient import Dependency, ResilientGraphStore, ResilientVectorStore
 from esc.settings import Settings
 
 DEPENDENCIES: dict[str, Dependency] = {}
@@ -48,7 +53,7 @@ def weaviate_transient(exc: BaseException) -> bool:
 
 
 def graph_store(settings: Settings) -> GraphStore:
-    from agents.stores.neo4j import Neo4jGraphStore, label_namespace
+    from esc.agents.stores.neo4j import Neo4jGraphStore, label_namespace
 
     def make() -> GraphStore:
         return Neo4jGraphStore(settings.neo4j_uri, namespace=label_namespace(settings.app_id))
@@ -57,9 +62,52 @@ def graph_store(settings: Settings) -> GraphStore:
 
 
 def vector_store(settings: Settings) -> VectorStore:
-    from agents.stores.weaviate import WeaviateVectorStore
+    from esc.agents.stores.weaviate import WeaviateVectorStore
 
     def make() -> VectorStore:
         return WeaviateVectorStore(settings.weaviate_url, grpc_port=settings.weaviate_grpc_port)
 
     return ResilientVectorStore(make, dependency("weaviate"), weaviate_transient)
+
+
+def query_service(
+    settings: Settings,
+    *,
+    graph: GraphStore | None = None,
+    vectors: VectorStore | None = None,
+    embedder: Embedder | None = None,
+    collection: str | None = None,
+    llm: LLMPlanner | None = None,
+    use_vectors: bool = True,
+    cache_dir: Path | None = None,
+) -> QueryService:
+    """A query service over the stack stores in ``settings`` (Neo4j, Weaviate collection of ``settings.app_id``),
+    created lazily, or over the stores given. The LLM planner is on when ``ESC_LLM_BASE_URL`` is set."""
+
+    def graph_factory() -> GraphStore | None:
+        return graph if graph is not None else graph_store(settings)
+
+    def vectors_factory() -> VectorStore | None:
+        return vectors if vectors is not None else vector_store(settings)
+
+    if llm is None:
+        from esc.agents.llm import config_from_settings
+
+        config = config_from_settings(settings)
+        llm = LLMPlanner(config) if config is not None else None
+    if embedder is None and use_vectors:
+        from esc.agents.embedding import get_embedder
+
+        embedder = LazyEmbedder(get_embedder)
+    if collection is None:
+        from esc.agents.stores.weaviate import collection_name  # needs the Weaviate client: only without one
+
+        collection = collection_name(settings.app_id)
+    return QueryService(
+        graph_factory,
+        vectors_factory if use_vectors else None,
+        embedder,
+        collection,
+        llm,
+        cache_dir=cache_dir,
+    )

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from agents.stores.base import GraphStore, VectorStore
+from esc.agents.stores.base import GraphStore, VectorStore
 from esc.settings import Settings, load
 from tests.integration.conftest import require
 
@@ -61,7 +61,7 @@ def settings() -> Settings:
 def _neo4j_cleanup(uri: str, names: Names) -> None:
     from neo4j import GraphDatabase
 
-    from agents.stores.cypher import ident
+    from esc.agents.stores.cypher import ident
 
     with GraphDatabase.driver(uri, auth=None) as driver:
         for label in names.labels:
@@ -84,7 +84,7 @@ def graph_store(
     request: pytest.FixtureRequest, tmp_path: Path, names: Names, settings: Settings
 ) -> Iterator[GraphStore]:
     if request.param == "embedded":
-        from agents.stores.embedded import EmbeddedGraphStore
+        from esc.agents.stores.embedded import EmbeddedGraphStore
 
         embedded = EmbeddedGraphStore(tmp_path / "graph.duckdb")
         try:
@@ -92,7 +92,7 @@ def graph_store(
         finally:
             embedded.close()
         return
-    from agents.stores.neo4j import Neo4jGraphStore
+    from esc.agents.stores.neo4j import Neo4jGraphStore
     from esc.stack.neo4j import bolt_ping
 
     uri = settings.neo4j_uri
@@ -111,7 +111,7 @@ def vector_store(
 ) -> Iterator[Any]:
     """A VectorStore that also has ``delete_by_record`` and ``drop`` (both adapters do)."""
     if request.param == "embedded":
-        from agents.stores.embedded import EmbeddedVectorStore
+        from esc.agents.stores.embedded import EmbeddedVectorStore
 
         embedded = EmbeddedVectorStore(tmp_path / "vectors.duckdb")
         try:
@@ -121,7 +121,7 @@ def vector_store(
         return
     from urllib.parse import urlparse
 
-    from agents.stores.weaviate import WeaviateVectorStore
+    from esc.agents.stores.weaviate import WeaviateVectorStore
     from esc.stack.process import http_ok, port_open
 
     url = urlparse(settings.weaviate_url)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.query.plan import Filter, Hop, NodePattern, PlanRow, QueryPlan, ReturnItem
-from agents.stores.base import GraphStore
-from agents.types import EntityWrite, SourceRecordRef
+from esc.agents.query.plan import Filter, Hop, NodePattern, PlanRow, QueryPlan, ReturnItem
+from esc.agents.stores.base import GraphStore
+from esc.agents.types import EntityWrite, SourceRecordRef
 
 
 def rec(source: str, i: int | str) -> SourceRecordRef:

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from agents.query.agent import QueryAgent
-from agents.query.memstore import MemoryGraphStore, load_folder
-from agents.stores.base import GraphStore
-from contract.discover import discover
-from contract.evolve import evolve
+from esc.agents.query.agent import QueryAgent
+from esc.agents.query.memstore import MemoryGraphStore, load_folder
+from esc.agents.stores.base import GraphStore
+from esc.contract.evolve import evolve
+from esc.streams.discover import discover
 from tests.conformance.conftest import Names
 from tests.fakes.bank import write
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from agents.stores.base import GraphStore
-from agents.types import EdgeWrite
+from esc.agents.stores.base import GraphStore
+from esc.agents.types import EdgeWrite
 from tests.conformance.conftest import Names
 from tests.conformance.helpers import cite, cites, entity, lookup, neighbours, rec
 

@@ -36,15 +36,15 @@ from typing import Any
 
 import pytest
 
-from agents.coerce import coerce
-from agents.embedding import HashingEmbedder
-from agents.query.agent import QueryAgent
-from agents.stores.base import GraphStore
-from contract.model import Contract
-from contract.readers import read, scan_with_errors
-from contract.records import Record
+from esc.agents.coerce import coerce
+from esc.agents.embedding import HashingEmbedder
+from esc.agents.query.agent import QueryAgent
+from esc.agents.stores.base import GraphStore
+from esc.contract.model import Contract
+from esc.contract.records import Record
 from esc.settings import Settings, load
-from streams.connectors.file_watcher import envelope_for
+from esc.streams.events import envelope_for
+from esc.streams.readers import read, scan_with_errors
 from tests.conformance.helpers import lookup
 from tests.integration.conftest import require
 
@@ -144,7 +144,7 @@ class EmbeddedBackend(Backend):
 
     def until(self, what: str, ok: Callable[[Contract | None], bool]) -> Contract:
         """One-shot ingest (``esc ingest --embedded``): when it returns, the result must already hold."""
-        from streams.runtime.inprocess import ingest_embedded
+        from esc.streams.runtime.inprocess import ingest_embedded
 
         self._close_graph()
         ingest_embedded(self.settings, self.shop.root, embedder=HashingEmbedder())
@@ -153,18 +153,18 @@ class EmbeddedBackend(Backend):
         return contract
 
     def contract(self) -> Contract | None:
-        from streams.runtime.inprocess import load_contract
+        from esc.streams.runtime.inprocess import load_contract
 
         return load_contract(self.settings.state_dir)
 
     def diffs(self) -> list[dict[str, Any]]:
-        from streams.runtime.inprocess import load_diffs
+        from esc.streams.runtime.inprocess import load_diffs
 
         return load_diffs(self.settings.state_dir)
 
     def graph(self) -> GraphStore:
         if self._graph is None:
-            from agents.stores.embedded import open_embedded
+            from esc.agents.stores.embedded import open_embedded
 
             graph, vectors = open_embedded(self.settings.state_dir)
             vectors.close()
@@ -235,7 +235,7 @@ class StackBackend(Backend):
         pytest.fail(f"stack: timed out after {STACK_TIMEOUT_S}s waiting until {what}; last={last!r}\n{self._tail()}")
 
     def _read(self, topic: str, key: bytes | None = None) -> list[bytes]:
-        from streams.runtime.kafka_io import read_topic
+        from esc.streams.runtime.kafka_io import read_topic
 
         async def fetch() -> list[bytes]:
             out = []
@@ -247,7 +247,7 @@ class StackBackend(Backend):
         return asyncio.run(asyncio.wait_for(fetch(), 30))
 
     def contract(self) -> Contract | None:
-        from streams.schema_events import latest_key, parse_contract
+        from esc.streams.schema_events import latest_key, parse_contract
 
         values = self._read(self.settings.topic("schema.contracts"), latest_key(self.settings.app_id))
         return parse_contract(values[-1]) if values else None
@@ -257,7 +257,7 @@ class StackBackend(Backend):
 
     def graph(self) -> GraphStore:
         if self._graph is None:
-            from agents.stores.neo4j import Neo4jGraphStore, label_namespace
+            from esc.agents.stores.neo4j import Neo4jGraphStore, label_namespace
 
             self._graph = Neo4jGraphStore(self.settings.neo4j_uri, namespace=label_namespace(self.settings.app_id))
         return self._graph
@@ -279,8 +279,8 @@ class StackBackend(Backend):
         topics)."""
         from neo4j import GraphDatabase
 
-        from agents.stores.cypher import ident
-        from agents.stores.neo4j import label_namespace
+        from esc.agents.stores.cypher import ident
+        from esc.agents.stores.neo4j import label_namespace
 
         ns = label_namespace(self.settings.app_id)  # the worker's graph
         stored = {ns + label for label in self._labels}
@@ -296,7 +296,7 @@ class StackBackend(Backend):
                 if any(label in stored or (label == ns + "SourceRecord" and ns) for label in c["labelsOrTypes"] or []):
                     driver.execute_query(f"DROP CONSTRAINT {ident(c['name'])} IF EXISTS")
         try:
-            from agents.stores.weaviate import WeaviateVectorStore, collection_name
+            from esc.agents.stores.weaviate import WeaviateVectorStore, collection_name
 
             store = WeaviateVectorStore(self.settings.weaviate_url, grpc_port=self.settings.weaviate_grpc_port)
             try:

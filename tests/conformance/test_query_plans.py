@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from agents.query.plan import (
+from esc.agents.query.plan import (
     CITE_CAP,
     Expr,
     Filter,
@@ -22,8 +22,8 @@ from agents.query.plan import (
     QueryPlan,
     ReturnItem,
 )
-from agents.stores.base import GraphStore
-from agents.types import EdgeWrite
+from esc.agents.stores.base import GraphStore
+from esc.agents.types import EdgeWrite
 from tests.conformance.conftest import Names
 from tests.conformance.helpers import cite, cites, entity
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.stores.weaviate_ids import object_id
-from agents.types import SourceRecordRef, TextObject
+from esc.agents.stores.weaviate_ids import object_id
+from esc.agents.types import SourceRecordRef, TextObject
 from tests.conformance.conftest import Names
 
 DIM = 16

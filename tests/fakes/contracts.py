@@ -1,10 +1,10 @@
-"""Hand-made observed contracts (as ``contract.discover`` would produce them) for unit tests."""
+"""Hand-made observed contracts (as ``esc.contract.inference`` would produce them) for unit tests."""
 
 from __future__ import annotations
 
-from contract.model import Contract, Endpoint, FieldSpec, ForeignKey, HierarchyEdge, SourceSpec
-from contract.records import field_id
-from contract.typing import PhysicalType, SourceFormat
+from esc.contract.model import Contract, Endpoint, FieldSpec, ForeignKey, HierarchyEdge, SourceSpec
+from esc.contract.records import field_id
+from esc.contract.typing import PhysicalType, SourceFormat
 
 
 def field(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from contract.field_cap import MAX_FIELDS_PER_SOURCE
+from esc.contract.field_cap import MAX_FIELDS_PER_SOURCE
 from tests.hostile import office
 from tests.hostile.model import Case, Env, Expect, Numbering, write
 

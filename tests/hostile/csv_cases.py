@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contract.field_cap import MAX_FIELDS_PER_SOURCE
+from esc.contract.field_cap import MAX_FIELDS_PER_SOURCE
 from tests.hostile.model import Case, Env, Expect, Numbering, csv_text, write
 
 ROWS = 9

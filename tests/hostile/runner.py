@@ -23,10 +23,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from agents.embedding import HashingEmbedder
-from contract.labels import MAX_SOURCE_LEN
+from esc.agents.embedding import HashingEmbedder
+from esc.contract.labels import MAX_SOURCE_LEN
 from esc.settings import load
-from streams.runtime.inprocess import RunSummary, open_runtime
+from esc.streams.runtime.inprocess import RunSummary, open_runtime
 from tests.hostile.model import Case, Env, csv_text, token, write
 
 CASE_SECONDS = 30.0

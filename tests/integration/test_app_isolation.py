@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from contract.entities import entity_name
+from esc.contract.entities import entity_name
 from tests.integration.worker import Worker, poll
 
 pytestmark = pytest.mark.integration

@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from contract.entities import entity_name
-from streams.runtime.inprocess_files import RunSummary
-from streams.schema_events import latest_key, parse_contract
+from esc.contract.entities import entity_name
+from esc.streams.runtime.inprocess_files import RunSummary
+from esc.streams.schema_events import latest_key, parse_contract
 from tests.hostile import Case, Env, corpus
 from tests.hostile.runner import Outcome, build_drop, check_group, gather, good_rows
 from tests.integration.worker import Worker, poll

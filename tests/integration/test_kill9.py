@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from contract.entities import entity_name
+from esc.contract.entities import entity_name
 from tests.integration.truth import drop_pack, expected_counts, graph_counts, pack_truth, wipe_labels
 from tests.integration.worker import Worker, poll
 from tests.paths import RELATIONAL
@@ -70,9 +70,9 @@ def embedded_vector_count(tmp: Path) -> int:
     import asyncio
     from dataclasses import replace
 
-    from agents.embedding import HashingEmbedder
+    from esc.agents.embedding import HashingEmbedder
     from esc.settings import load
-    from streams.runtime.inprocess import open_runtime
+    from esc.streams.runtime.inprocess import open_runtime
 
     drop = tmp / "clean-drop"
     drop.mkdir()
@@ -89,7 +89,7 @@ def embedded_vector_count(tmp: Path) -> int:
 def test_kill9_at_ten_random_moments_on_sakila_converges_to_a_clean_run(
     kafka_bootstrap: str, neo4j_driver: Any, weaviate_client: Any, tmp_path: Path
 ) -> None:
-    from agents.stores.weaviate import collection_name
+    from esc.agents.stores.weaviate import collection_name
 
     truth = pack_truth(SAKILA)
     want = expected_counts(truth)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from contract.entities import entity_name
+from esc.contract.entities import entity_name
 from tests.integration.worker import Worker, poll
 
 pytestmark = pytest.mark.integration
@@ -53,7 +53,7 @@ def write_files(data: Path, tag: str, part: str) -> None:
 def test_an_outage_during_ingest_loses_nothing(
     service: str, kafka_bootstrap: str, neo4j_driver: Any, weaviate_client: Any, tmp_path: Path
 ) -> None:
-    from agents.stores.weaviate import collection_name
+    from esc.agents.stores.weaviate import collection_name
 
     worker = Worker(tmp_path).start()
     tag = worker.run

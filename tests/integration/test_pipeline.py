@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from contract.entities import entity_name
+from esc.contract.entities import entity_name
 from tests.integration.truth import drop_pack, expected_counts, graph_counts, pack_truth, wipe_labels
 from tests.integration.worker import Worker, poll
 from tests.ops_metrics import family, ops_metric_families
@@ -42,7 +42,7 @@ def chinook(neo4j_driver: Any, tmp_path: Path) -> Iterator[tuple[dict[str, Any],
 
 def test_chinook_drop_matches_truth(kafka_bootstrap: str, weaviate_client: Any, neo4j_driver: Any,
                                     chinook: tuple[dict[str, Any], Worker]) -> None:
-    from agents.stores.weaviate import collection_name
+    from esc.agents.stores.weaviate import collection_name
 
     truth, worker = chinook
     worker.start()

@@ -11,20 +11,20 @@ from typing import Any
 
 import pytest
 
-from agents.embedding import HashingEmbedder
-from agents.ingest import Ingestor
-from agents.query.service import QueryService
-from agents.stores.cypher import ident
-from agents.stores.embedded import EmbeddedVectorStore
-from contract import serde
-from contract.discover import discover
-from contract.evolve import evolve
-from contract.model import Contract
-from contract.readers import read, scan_with_errors
-from contract.records import Record
+from esc.agents.embedding import HashingEmbedder
+from esc.agents.ingest import Ingestor
+from esc.agents.query.service import QueryService
+from esc.agents.stores.cypher import ident
+from esc.agents.stores.embedded import EmbeddedVectorStore
+from esc.contract import serde
+from esc.contract.evolve import evolve
+from esc.contract.model import Contract
+from esc.contract.records import Record
 from esc.settings import Settings
-from streams.connectors.file_watcher import envelope_for
-from streams.events import QueryRequest
+from esc.streams.discover import discover
+from esc.streams.events import QueryRequest, envelope_for
+from esc.streams.readers import read, scan_with_errors
+from esc.streams.runtime.stores import query_service
 
 pytestmark = pytest.mark.integration
 
@@ -86,7 +86,7 @@ def world(
     contract, _ = evolve(None, discover(data).contract)
     labels = [e.name for e in contract.entities]
     assert len(labels) == 2 and all(tag in label.lower() for label in labels), labels
-    from agents.stores.neo4j import Neo4jGraphStore
+    from esc.agents.stores.neo4j import Neo4jGraphStore
 
     graph = Neo4jGraphStore(stack_settings.neo4j_uri)
     vectors = EmbeddedVectorStore(tmp_path_factory.mktemp("qs-vec") / "v.duckdb")
@@ -97,7 +97,7 @@ def world(
             envs = [envelope_for(r, sf.rel, "test") for r in read(sf) if isinstance(r, Record)]
             result = ingestor.handle(envs)
             assert not result.dead and not result.deferred
-        service = QueryService.create(stack_settings, use_vectors=False)
+        service = query_service(stack_settings, use_vectors=False)
         service.on_contract(contract)
         yield World(band, album, labels, contract, service)
         service.close()

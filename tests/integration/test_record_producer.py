@@ -11,7 +11,7 @@ from aiokafka import AIOKafkaConsumer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.partitioner import DefaultPartitioner
 
-from streams.runtime.record_producer import RecordProducer
+from esc.streams.runtime.record_producer import RecordProducer
 
 PARTITIONS = 4
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from contract.entities import entity_name
+from esc.contract.entities import entity_name
 from esc.settings import load
 from tests.integration.worker import Worker, poll
 
@@ -38,9 +38,9 @@ def worker(tmp_path: Path) -> Iterator[Worker]:
 def test_csv_drop_reaches_neo4j_weaviate_and_prometheus(
     kafka_bootstrap: str, neo4j_driver: Any, weaviate_client: Any, prometheus_url: str, worker: Worker
 ) -> None:
-    from agents.embedding import get_embedder
-    from agents.stores.neo4j import Neo4jGraphStore
-    from agents.stores.weaviate import WeaviateVectorStore, collection_name
+    from esc.agents.embedding import get_embedder
+    from esc.agents.stores.neo4j import Neo4jGraphStore
+    from esc.agents.stores.weaviate import WeaviateVectorStore, collection_name
 
     settings = load()
     source = f"Scientist{worker.run}"

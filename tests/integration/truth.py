@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from contract.entities import entity_name
+from esc.contract.entities import entity_name
 
 
 def pack_truth(pack: Path) -> dict[str, Any]:

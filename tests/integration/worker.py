@@ -115,6 +115,6 @@ class Worker:
     def label(self, name: str) -> str:
         """The stored Neo4j label of a contract label (or ``SourceRecord``) in this worker's graph: its app id's
         namespace, ``agents.stores.neo4j.label_namespace``."""
-        from agents.stores.neo4j import label_namespace
+        from esc.agents.stores.neo4j import label_namespace
 
         return label_namespace(self.app_id) + name

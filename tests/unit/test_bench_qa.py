@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 qa = pytest.importorskip("bench.qa")
-from agents.query.answer import Answer, Route  # noqa: E402
+from esc.agents.query.answer import Answer, Route  # noqa: E402
 
 
 def _s(q: dict[str, Any], answer: Any, route: Route = "lookup", confidence: float = 1.0) -> Any:

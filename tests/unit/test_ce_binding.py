@@ -7,12 +7,12 @@ import json
 import pytest
 from cloudevents.core.bindings import kafka
 
-from agents.contract_agent import ContractAgent, contract_message, diff_event
-from agents.profiler import Watermark, profile_batch
-from contract.model import Contract, ContractDiff
-from streams import ce_binding
-from streams.events import RecordEnvelope
-from streams.schema_events import parse_contract
+from esc.agents.contract_agent import ContractAgent, contract_message, diff_event
+from esc.agents.profiler import Watermark, profile_batch
+from esc.contract.model import Contract, ContractDiff
+from esc.streams import ce_binding
+from esc.streams.events import RecordEnvelope
+from esc.streams.schema_events import parse_contract
 
 
 def _contract_and_diff() -> tuple[Contract, ContractDiff]:

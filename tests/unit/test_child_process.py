@@ -14,7 +14,7 @@ import pytest
 PARENT = """
 import multiprocessing, os, sys, time
 from concurrent.futures import ProcessPoolExecutor
-from streams.runtime.profile_pool import _start_child
+from esc.streams.runtime.profile_pool import _start_child
 
 def child_pid() -> int:
     return os.getpid()

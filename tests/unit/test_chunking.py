@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents.chunking import Chunk, chunk_text
+from esc.agents.chunking import Chunk, chunk_text
 
 
 def _check_invariants(text: str, chunks: list[Chunk], size: int, overlap: int) -> None:

@@ -16,12 +16,12 @@ from typing import Any, ClassVar
 import pytest
 from typer.testing import CliRunner
 
-from agents.query.memstore import load_folder
-from agents.stores.embedded import open_embedded
-from contract import serde
-from contract.discover import discover
-from contract.evolve import evolve
+from esc.agents.query.memstore import load_folder
+from esc.agents.stores.embedded import open_embedded
 from esc.cli import app
+from esc.contract import serde
+from esc.contract.evolve import evolve
+from esc.streams.discover import discover
 
 ROWS = [
     ("1", "Ada", "London", "ada@example.org"),
@@ -111,7 +111,7 @@ def fake_server() -> Iterator[int]:
 
 
 def test_locked_store_falls_back_to_the_running_server(state_dir: Path, fake_server: int) -> None:
-    code = "from agents.stores.embedded import open_embedded; import sys, time; held = open_embedded(sys.argv[1]); " \
+    code = "from esc.agents.stores.embedded import open_embedded; import sys, time; held = open_embedded(sys.argv[1]); " \
            "print('held', flush=True); time.sleep(60)"  # fmt: skip
     holder = subprocess.Popen([sys.executable, "-c", code, str(state_dir)], stdout=subprocess.PIPE, text=True)
     try:

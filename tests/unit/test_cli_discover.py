@@ -7,8 +7,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from contract.serde import load_json, load_yaml
 from esc.cli import app
+from esc.contract.serde import load_json, load_yaml
 from tests.fakes.openai_server import FakeOpenAI
 from tests.paths import CHINOOK as CHINOOK_PACK
 from tests.paths import REPO

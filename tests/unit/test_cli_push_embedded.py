@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from contract.entities import entity_name
+from esc.contract.entities import entity_name
 
 
 def esc(env: dict[str, str], *args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
@@ -29,7 +29,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def graph_rows(state: Path, label: str) -> list[dict[str, object]]:
-    from agents.stores.embedded import open_embedded
+    from esc.agents.stores.embedded import open_embedded
 
     graph, vectors = open_embedded(state)
     try:

@@ -12,17 +12,17 @@ import duckdb
 import numpy as np
 import pytest
 
-from agents.query.plan import Expr, Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
-from agents.stores.embedded import (
+from esc.agents.query.plan import Expr, Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
+from esc.agents.stores.embedded import (
     EmbeddedGraphStore,
     EmbeddedVectorStore,
     PlanError,
     compile_plan,
     open_embedded,
 )
-from agents.stores.embedded.db import StoreLocked
-from agents.stores.embedded.sql import json_pointer
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
+from esc.agents.stores.embedded.db import StoreLocked
+from esc.agents.stores.embedded.sql import json_pointer
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 
 
 def rec(i: int, source: str = "people") -> SourceRecordRef:
@@ -121,8 +121,8 @@ def test_second_process_gets_a_clear_error(tmp_path: Path) -> None:
     try:
         code = (
             "import sys\n"
-            "from agents.stores.embedded import EmbeddedGraphStore\n"
-            "from agents.stores.embedded.db import StoreLocked\n"
+            "from esc.agents.stores.embedded import EmbeddedGraphStore\n"
+            "from esc.agents.stores.embedded.db import StoreLocked\n"
             "try:\n"
             f"    EmbeddedGraphStore({str(path)!r})\n"
             "except StoreLocked as exc:\n"

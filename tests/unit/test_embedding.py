@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from agents import embedding as emb
-from agents.embedding import (
+from esc.agents import embedding as emb
+from esc.agents.embedding import (
     EmbedderUnavailable,
     EmbeddingError,
     HashingEmbedder,
@@ -54,7 +54,7 @@ def test_hashing_deterministic_across_instances_and_processes() -> None:
     a = HashingEmbedder().embed(texts)
     np.testing.assert_array_equal(a, HashingEmbedder().embed(texts))
     code = (
-        "import json,sys; from agents.embedding import HashingEmbedder;"
+        "import json,sys; from esc.agents.embedding import HashingEmbedder;"
         f"print(json.dumps(HashingEmbedder().embed({texts!r}).tolist()))"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

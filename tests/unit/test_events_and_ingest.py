@@ -5,10 +5,10 @@ import json
 
 import pytest
 
-from agents.ingest import MAX_MESSAGE_BYTES, parse
-from agents.metrics import MAX_SOURCE_LABELS, dlq_reason_label, source_label
-from agents.stores.cypher import UnsafeIdentifier, ident, to_property
-from streams.events import DeadLetter, RecordEnvelope
+from esc.agents.ingest import MAX_MESSAGE_BYTES, parse
+from esc.agents.metrics import MAX_SOURCE_LABELS, dlq_reason_label, source_label
+from esc.agents.stores.cypher import UnsafeIdentifier, ident, to_property
+from esc.streams.events import DeadLetter, RecordEnvelope
 
 
 def test_envelope_id_is_content_hash_when_absent_and_stable() -> None:

@@ -11,7 +11,7 @@ from faust.transport.consumer import Consumer
 from faust.types import TP
 from intervaltree import IntervalTree
 
-from streams.runtime.compat import new_offset_below_in_flight, patch_faust_commit_floor
+from esc.streams.runtime.compat import new_offset_below_in_flight, patch_faust_commit_floor
 
 # faust's own computation, whether or not another test already installed the shim
 FAUST_NEW_OFFSET = getattr(Consumer._new_offset, "__wrapped__", Consumer._new_offset)

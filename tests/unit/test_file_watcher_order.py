@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from streams.connectors.file_watcher import delivery_order
+from esc.streams.connectors.file_watcher import delivery_order
 
 
 def test_deletions_first_then_small_files_before_large_ones(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ def test_a_scan_tags_its_completions_and_is_closed_once_resumed_after_a_crash(tm
     import asyncio
     from typing import Any
 
-    from streams.connectors.file_watcher import FileWatcher
+    from esc.streams.connectors.file_watcher import FileWatcher
 
     data, state = tmp_path / "drop", tmp_path / "state"
     data.mkdir()

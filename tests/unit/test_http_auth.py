@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from agents.embedding import HashingEmbedder
+from esc.agents.embedding import HashingEmbedder
 from esc.settings import load
-from streams.runtime.http_auth import InsecureBind, authorized, bearer, check_bind, is_loopback
-from streams.runtime.inprocess import open_runtime
+from esc.streams.runtime.http_auth import InsecureBind, authorized, bearer, check_bind, is_loopback
+from esc.streams.runtime.inprocess import open_runtime
 
 
 def test_authorized_needs_the_exact_bearer_token_on_data_paths_only() -> None:

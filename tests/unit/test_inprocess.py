@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from agents import metrics
-from agents.embedding import HashingEmbedder
-from agents.stores.embedded import open_embedded
+from esc.agents import metrics
+from esc.agents.embedding import HashingEmbedder
+from esc.agents.stores.embedded import open_embedded
 from esc.settings import load
-from streams import topics
-from streams.runtime.inprocess import InProcessBus, RunSummary, collection_for, open_runtime
+from esc.streams import topics
+from esc.streams.runtime.inprocess import InProcessBus, RunSummary, collection_for, open_runtime
 from tests.paths import CHINOOK
 
 

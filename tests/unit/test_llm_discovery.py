@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from agents.llm import LLMConfig, LLMDiscovery, config_from_settings, extract_json
-from contract.evolve import check_monotonic, evolve
-from contract.model import Contract
+from esc.agents.llm import LLMConfig, LLMDiscovery, config_from_settings, extract_json
+from esc.contract.evolve import check_monotonic, evolve
+from esc.contract.model import Contract
 from esc.settings import Settings
 from tests.fakes.contracts import chinook_like
 from tests.fakes.openai_server import Fail, FakeOpenAI, Hang

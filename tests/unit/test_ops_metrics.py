@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 from faust.types import TP
 
-from agents import metrics
-from streams.runtime.lag import consumer_lag, export_consumer_lag
+from esc.agents import metrics
+from esc.streams.runtime.lag import consumer_lag, export_consumer_lag
 from tests.ops_metrics import ops_metric_families
 
 

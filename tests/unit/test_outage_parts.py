@@ -6,10 +6,10 @@ import logging
 
 import pytest
 
-from agents.backfill import BackfillTracker
-from agents.stores.resilient import Dependency, call
-from streams.runtime.log_limits import RepeatFilter
-from streams.runtime.readiness import readiness
+from esc.agents.backfill import BackfillTracker
+from esc.agents.stores.resilient import Dependency, call
+from esc.streams.runtime.log_limits import RepeatFilter
+from esc.streams.runtime.readiness import readiness
 
 
 class Clock:
@@ -39,7 +39,7 @@ def test_a_servers_clients_share_one_budget_per_window_and_the_next_line_says_ho
 def test_esc_lines_always_pass_and_client_lines_are_held_while_the_dependency_is_reported_down() -> None:
     down = {"kafka"}
     flt = RepeatFilter(window=60, clock=Clock(), down=lambda d: d in down)
-    assert all(flt.filter(record("agents.stores.resilient", f"kafka still unreachable {i}")) for i in range(50))
+    assert all(flt.filter(record("esc.agents.stores.resilient", f"kafka still unreachable {i}")) for i in range(50))
     assert not any(flt.filter(record("aiokafka.conn", f"connect {i} failed")) for i in range(50))
     assert flt.held_while_down == 50
     assert flt.filter(record("neo4j.io", "a neo4j line while only kafka is down"))
@@ -89,7 +89,7 @@ def test_reads_give_up_after_a_few_attempts_and_leave_the_dependency_down_until_
 
 
 def test_a_backfill_that_stops_moving_makes_the_worker_not_ready_unless_an_outage_explains_it() -> None:
-    from agents.backfill import ReplayPlan
+    from esc.agents.backfill import ReplayPlan
 
     clock = Clock()
     tracker = BackfillTracker(clock=clock)

@@ -4,10 +4,10 @@ import asyncio
 import os
 import signal
 
-from agents import metrics
-from agents.pipeline import profile_messages
-from streams.events import RecordEnvelope
-from streams.runtime.profile_pool import ProfilePool
+from esc.agents import metrics
+from esc.agents.pipeline import profile_messages
+from esc.streams.events import RecordEnvelope
+from esc.streams.runtime.profile_pool import ProfilePool
 
 
 def values(n: int) -> list[bytes | None]:

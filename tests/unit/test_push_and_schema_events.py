@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from contract.model import Contract, SourceSpec
-from contract.serde import dump_json
-from streams.events import DeadLetter, RecordEnvelope
-from streams.push import envelopes_from_lines
-from streams.schema_events import latest_key, parse_contract, version_key
+from esc.contract.model import Contract, SourceSpec
+from esc.contract.serde import dump_json
+from esc.streams.events import DeadLetter, RecordEnvelope
+from esc.streams.push import envelopes_from_lines
+from esc.streams.schema_events import latest_key, parse_contract, version_key
 
 
 def test_push_lines_become_envelopes_or_dead_letters_with_reasons() -> None:
@@ -43,7 +43,7 @@ def test_contract_round_trips_through_topic_value_and_keys_are_distinct() -> Non
 def test_a_pretty_printed_array_is_one_document_and_an_oversized_record_is_dead_lettered() -> None:
     import json
 
-    from streams.push import DLQ_ORIGINAL_BYTES, envelopes_from_bytes
+    from esc.streams.push import DLQ_ORIGINAL_BYTES, envelopes_from_bytes
 
     big = {"id": 2, "blob": "x" * (5 << 20)}  # 5 MB: over the 1 MiB record limit
     data = json.dumps([{"id": 1, "name": "a"}, big, {"id": 3}, 7], indent=2).encode()

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.stores.seen import SeenRecords
+from esc.agents.stores.seen import SeenRecords
 
 
 def test_redelivery_is_seen_once_changes_are_new_and_state_survives_reopen(tmp_path: Path) -> None:

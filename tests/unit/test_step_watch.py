@@ -4,7 +4,7 @@ import logging
 
 import pytest
 
-from streams.runtime.step_watch import WAITING_FOR_BATCH, StepWatch
+from esc.streams.runtime.step_watch import WAITING_FOR_BATCH, StepWatch
 
 
 def test_a_stalled_step_warns_once_and_shows_in_the_snapshot(caplog: pytest.LogCaptureFixture) -> None:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.stores.embedded.graph import EmbeddedGraphStore
-from agents.stores.embedded.sql import PlanError, compile_plan
-from agents.stores.embedded.vectors import EmbeddedVectorStore
+from esc.agents.stores.embedded.graph import EmbeddedGraphStore
+from esc.agents.stores.embedded.sql import PlanError, compile_plan
+from esc.agents.stores.embedded.vectors import EmbeddedVectorStore
 
 __all__ = [
     "EmbeddedGraphStore",

@@ -25,12 +25,12 @@ from typing import Any
 
 import pyarrow as pa
 
-from agents.query.plan import PlanRow, QueryPlan
-from agents.stores.base import GraphStore
-from agents.stores.cypher import to_properties
-from agents.stores.embedded.db import MEMORY, Database, scalar
-from agents.stores.embedded.sql import _loads, compile_plan, decode_row, json_pointer
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef
+from esc.agents.query.plan import PlanRow, QueryPlan
+from esc.agents.stores.base import GraphStore
+from esc.agents.stores.cypher import to_properties
+from esc.agents.stores.embedded.db import MEMORY, Database, scalar
+from esc.agents.stores.embedded.sql import _loads, compile_plan, decode_row, json_pointer
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
 log = logging.getLogger(__name__)
 

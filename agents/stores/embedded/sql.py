@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from agents.query.plan import CITE_CAP, Expr, Filter, QueryPlan, ReturnItem
-from agents.stores.cypher import to_property
+from esc.agents.query.plan import CITE_CAP, Expr, Filter, QueryPlan, ReturnItem
+from esc.agents.stores.cypher import to_property
 
 Decode = Literal["json", "int", "float", "sum", "node"]
 NUMERIC = "('UBIGINT', 'BIGINT', 'DOUBLE')"

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from agents.stores.base import VectorStore
-from agents.stores.embedded.db import MEMORY, Database, scalar
-from agents.types import TextObject
+from esc.agents.stores.base import VectorStore
+from esc.agents.stores.embedded.db import MEMORY, Database, scalar
+from esc.agents.types import TextObject
 
 PROPERTIES = (
     "text",

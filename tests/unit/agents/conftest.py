@@ -8,13 +8,12 @@ from typing import Any
 
 import pytest
 
-from contract.discover import DiscoveryResult, discover
-from contract.evolve import evolve
-from contract.model import Contract
-from contract.readers import read, scan
-from contract.records import Record
-from streams.connectors.file_watcher import envelope_for
-from streams.events import RecordEnvelope
+from esc.contract.evolve import evolve
+from esc.contract.model import Contract
+from esc.contract.records import Record
+from esc.streams.discover import DiscoveryResult, discover
+from esc.streams.events import RecordEnvelope, envelope_for
+from esc.streams.readers import read, scan
 from tests.paths import CHINOOK
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from agents.stores.base import GraphStore, VectorStore
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
+from esc.agents.stores.base import GraphStore, VectorStore
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 
 NodeId = tuple[str, tuple[tuple[str, Any], ...]]
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import zlib
 from collections import Counter, defaultdict
 
-from agents.backfill import (
+from esc.agents.backfill import (
     BackfillTracker,
     DeferredRecords,
     ReplayPlan,
@@ -12,13 +12,13 @@ from agents.backfill import (
     sources_to_rekey,
     sources_to_replay,
 )
-from agents.contract_agent import ContractAgent, SourceComplete
-from agents.embedding import HashingEmbedder
-from agents.ingest import Ingestor
-from agents.profiler import Watermark, profile_batch
-from contract.evolve import evolve
-from contract.model import Contract, ContractDiff
-from streams.events import RecordEnvelope
+from esc.agents.contract_agent import ContractAgent, SourceComplete
+from esc.agents.embedding import HashingEmbedder
+from esc.agents.ingest import Ingestor
+from esc.agents.profiler import Watermark, profile_batch
+from esc.contract.evolve import evolve
+from esc.contract.model import Contract, ContractDiff
+from esc.streams.events import RecordEnvelope
 from tests.fakes.contracts import chinook_like, field, fk
 from tests.unit.agents.conftest import Pack
 from tests.unit.agents.fakes import RecordingGraph, RecordingVectors

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from agents.coerce import CoercionError, coerce, coerce_lenient
+from esc.agents.coerce import CoercionError, coerce, coerce_lenient
 
 
 @pytest.mark.parametrize(

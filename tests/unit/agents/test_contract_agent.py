@@ -6,14 +6,14 @@ import zlib
 from collections import Counter, defaultdict
 from typing import Any
 
-from agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
-from agents.extractors import PENDING, covers
-from agents.profiler import ProfileDelta, Watermark, profile_batch, records_from_envelopes
-from contract.discover import infer
-from contract.evolve import evolve
-from contract.model import Contract, ContractDiff
-from contract.profile import SourceProfile
-from streams.events import RecordEnvelope
+from esc.agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
+from esc.agents.extractors import PENDING, covers
+from esc.agents.profiler import ProfileDelta, Watermark, profile_batch, records_from_envelopes
+from esc.contract.evolve import evolve
+from esc.contract.inference import infer
+from esc.contract.model import Contract, ContractDiff
+from esc.contract.profile import SourceProfile
+from esc.streams.events import RecordEnvelope
 from tests.unit.agents.conftest import Pack
 
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from agents.extractors import PENDING, RECORD_KEY, covers, plan
-from agents.stores.weaviate_ids import object_id
-from contract.entities import with_entities
-from contract.model import Contract, HierarchyEdge
-from streams.events import RecordEnvelope
+from esc.agents.extractors import PENDING, RECORD_KEY, covers, plan
+from esc.agents.stores.weaviate_ids import object_id
+from esc.contract.entities import with_entities
+from esc.contract.model import Contract, HierarchyEdge
+from esc.streams.events import RecordEnvelope
 from tests.fakes.contracts import chinook_like, field, fk, source
 from tests.unit.agents.conftest import Pack
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.contract_agent import ContractAgent, SourceComplete
-from agents.profiler import Watermark, profile_batch
-from streams.events import RecordEnvelope
+from esc.agents.contract_agent import ContractAgent, SourceComplete
+from esc.agents.profiler import Watermark, profile_batch
+from esc.streams.events import RecordEnvelope
 
 
 def rows(file: str, version: str, payloads: list[dict[str, Any]]) -> list[RecordEnvelope]:

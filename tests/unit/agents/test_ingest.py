@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.embedding import HashingEmbedder
-from agents.extractors import PENDING
-from agents.ingest import Ingestor
-from contract.entities import with_entities
-from streams.events import RecordEnvelope
+from esc.agents.embedding import HashingEmbedder
+from esc.agents.extractors import PENDING
+from esc.agents.ingest import Ingestor
+from esc.contract.entities import with_entities
+from esc.streams.events import RecordEnvelope
 from tests.fakes.contracts import chinook_like
 from tests.unit.agents.conftest import Pack
 from tests.unit.agents.fakes import RecordingGraph, RecordingVectors, node_id
@@ -141,7 +141,7 @@ def test_rekey_replay_removes_record_id_nodes() -> None:
 def test_a_backfill_counts_as_replayed_with_its_own_latency_not_as_new_records() -> None:
     from datetime import UTC, datetime, timedelta
 
-    from agents import metrics
+    from esc.agents import metrics
 
     def sample(name: str, labels: dict[str, str] | None = None) -> float:
         return metrics.REGISTRY.get_sample_value(name, labels or {}) or 0.0

@@ -9,8 +9,8 @@ import pytest
 
 pytest.importorskip("neo4j")
 
-from agents.stores import neo4j as store
-from agents.types import EdgeWrite, EntityWrite, SourceRecordRef
+from esc.agents.stores import neo4j as store
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
 
 class FakeDriver:

@@ -7,14 +7,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from agents.backfill import plan_replay
-from agents.embedding import HashingEmbedder
-from agents.extractors import PENDING
-from agents.ingest import Ingestor
-from agents.pipeline import ExtractionWorker, envelope_or_dead
-from contract.entities import with_entities
-from contract.model import Contract
-from streams.events import DeadLetter, RecordEnvelope
+from esc.agents.backfill import plan_replay
+from esc.agents.embedding import HashingEmbedder
+from esc.agents.extractors import PENDING
+from esc.agents.ingest import Ingestor
+from esc.agents.pipeline import ExtractionWorker, envelope_or_dead
+from esc.contract.entities import with_entities
+from esc.contract.model import Contract
+from esc.streams.events import DeadLetter, RecordEnvelope
 from tests.fakes.contracts import chinook_like
 from tests.unit.agents.fakes import RecordingGraph, RecordingVectors
 

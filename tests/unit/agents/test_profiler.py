@@ -2,10 +2,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from agents.profiler import STREAM_CAPS, ProfileDelta, Watermark, profile_batch, records_from_envelopes
-from contract.profile import SourceProfile
-from contract.records import Record
-from streams.events import RecordEnvelope
+from esc.agents.profiler import STREAM_CAPS, ProfileDelta, Watermark, profile_batch, records_from_envelopes
+from esc.contract.profile import SourceProfile
+from esc.contract.records import Record
+from esc.streams.events import RecordEnvelope
 from tests.unit.agents.conftest import Pack
 
 

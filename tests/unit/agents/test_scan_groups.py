@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from agents.contract_agent import ContractAgent, SourceComplete
-from agents.profiler import Watermark, profile_batch
-from agents.scan_groups import ScanComplete
-from contract.model import Contract
-from contract.readers import read, scan
-from contract.records import Record
-from streams.connectors.file_watcher import envelope_for
-from streams.events import RecordEnvelope
+from esc.agents.contract_agent import ContractAgent, SourceComplete
+from esc.agents.profiler import Watermark, profile_batch
+from esc.agents.scan_groups import ScanComplete
+from esc.contract.model import Contract
+from esc.contract.records import Record
+from esc.streams.events import RecordEnvelope, envelope_for
+from esc.streams.readers import read, scan
 from tests.paths import RELATIONAL
 
 SAKILA = RELATIONAL / "sakila" / "drop"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.types import EdgeWrite, SourceRecordRef, TextObject, build
+from esc.agents.types import EdgeWrite, SourceRecordRef, TextObject, build
 
 
 def test_build_equals_model_construct_when_every_field_is_given() -> None:

@@ -6,13 +6,13 @@ from typing import Any
 
 import pytest
 
-from agents import metrics
-from agents.embedding import HashingEmbedder
-from agents.ingest import Ingestor
-from agents.types import SourceRecordRef, TextObject
-from agents.vector_outbox import ROW_TEXTS, VectorOutbox, VectorWriter
-from contract.entities import with_entities
-from streams.events import RecordEnvelope
+from esc.agents import metrics
+from esc.agents.embedding import HashingEmbedder
+from esc.agents.ingest import Ingestor
+from esc.agents.types import SourceRecordRef, TextObject
+from esc.agents.vector_outbox import ROW_TEXTS, VectorOutbox, VectorWriter
+from esc.contract.entities import with_entities
+from esc.streams.events import RecordEnvelope
 from tests.fakes.contracts import chinook_like
 from tests.unit.agents.fakes import RecordingGraph, RecordingVectors
 

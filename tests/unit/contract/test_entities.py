@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract.entities import (
+from esc.contract.entities import (
     assign_entity_names,
     derive,
     entity_name,
@@ -10,7 +10,7 @@ from contract.entities import (
     nesting_relationship_name,
     with_entities,
 )
-from contract.model import Contract
+from esc.contract.model import Contract
 from tests.fakes.contracts import chinook_like, field, fk, source
 
 

@@ -5,11 +5,11 @@ from typing import get_args
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract.entities import with_entities
-from contract.evolve import check_monotonic, content_hash, evolve, merge
-from contract.model import Contract, HierarchyEdge
-from contract.serde import dump_yaml
-from contract.typing import DIFF_KINDS, PhysicalType, widen
+from esc.contract.entities import with_entities
+from esc.contract.evolve import check_monotonic, content_hash, evolve, merge
+from esc.contract.model import Contract, HierarchyEdge
+from esc.contract.serde import dump_yaml
+from esc.contract.typing import DIFF_KINDS, PhysicalType, widen
 from tests.fakes.contracts import chinook_like, field, fk, source
 
 TYPES: tuple[PhysicalType, ...] = get_args(PhysicalType)

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from contract.discover import discover
-from contract.field_cap import OVERFLOW_FIELD, RENAMED_DATA_FIELD, FieldCap
-from contract.readers import read_path
-from contract.records import Location, ParentLink, Record
+from esc.contract.field_cap import OVERFLOW_FIELD, RENAMED_DATA_FIELD, FieldCap
+from esc.contract.records import Location, ParentLink, Record
+from esc.streams.discover import discover
+from esc.streams.readers import read_path
 
 
 def _rec(values: dict[str, object], source: str = "s", parent: ParentLink | None = None) -> Record:

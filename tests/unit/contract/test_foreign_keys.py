@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract.discover import infer
-from contract.foreign_keys import name_evidence
-from contract.profile import SourceProfile
+from esc.contract.foreign_keys import name_evidence
+from esc.contract.inference import infer
+from esc.contract.profile import SourceProfile
 
 
 def contract_of(tables: dict[str, list[dict[str, Any]]]) -> Any:

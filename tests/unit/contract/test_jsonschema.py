@@ -9,9 +9,9 @@ import jsonschema
 import pytest
 import yaml
 
-from contract.evolve import evolve
-from contract.jsonschema import contract_json_schema, render
-from contract.serde import dump_json, dump_yaml
+from esc.contract.evolve import evolve
+from esc.contract.jsonschema import contract_json_schema, render
+from esc.contract.serde import dump_json, dump_yaml
 from tests.fakes.contracts import chinook_like
 
 SCHEMA_FILE = Path(__file__).resolve().parents[3] / "contract" / "contract.schema.json"
@@ -31,7 +31,7 @@ def produced() -> dict[str, Any]:
 
 def test_published_schema_file_is_up_to_date() -> None:
     assert SCHEMA_FILE.read_text(encoding="utf-8") == render(), (
-        "regenerate: python -m contract.jsonschema > contract/contract.schema.json"
+        "regenerate: python -m esc.contract.jsonschema > contract/contract.schema.json"
     )
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract.field_profile import Caps
-from contract.keys import infer_key, junction_key
-from contract.profile import SourceProfile
+from esc.contract.field_profile import Caps
+from esc.contract.keys import infer_key, junction_key
+from esc.contract.profile import SourceProfile
 
 
 def prof(name: str, rows: list[dict[str, Any]], caps: Caps | None = None) -> SourceProfile:

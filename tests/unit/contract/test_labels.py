@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from contract.labels import MAX_SOURCE_LEN, bounded, printable, record_label, source_label
+from esc.contract.labels import MAX_SOURCE_LEN, bounded, printable, record_label, source_label
 
 
 def test_control_characters_and_undecodable_bytes_become_visible_escapes() -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contract.lexicon import (
+from esc.contract.lexicon import (
     ABBREVIATIONS,
     MAX_VARIANTS,
     expand,
@@ -19,7 +19,7 @@ from contract.lexicon import (
     split_identifier,
     surface_forms,
 )
-from contract.lexicon_data import COMMON_WORDS, KEY_WORDS, ROLE_PHRASES, SELF_ROLE_PHRASES
+from esc.contract.lexicon_data import COMMON_WORDS, KEY_WORDS, ROLE_PHRASES, SELF_ROLE_PHRASES
 
 
 def phrases(pairs: list[tuple[str, float]]) -> dict[str, float]:
@@ -438,7 +438,7 @@ def test_relationship_phrases_shape() -> None:
 
 
 def test_suffix_rules_stand_in_when_the_dictionary_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    import contract.lexicon as lx
+    import esc.contract.lexicon as lx
 
     monkeypatch.setattr(lx, "_lib", lambda: None)
     assert lx.lemma.__wrapped__("countries") == "country"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from contract.model import Contract, FieldSpec, SourceSpec
-from contract.profile import SourceProfile
-from contract.records import Location, Record
+from esc.contract.model import Contract, FieldSpec, SourceSpec
+from esc.contract.profile import SourceProfile
+from esc.contract.records import Location, Record
 
 
 def spec(fid: str, name: str) -> FieldSpec:

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contract.field_profile import Caps, FieldProfile
-from contract.profile import SourceProfile
-from contract.records import Location, ParentLink, Record, field_id
+from esc.contract.field_profile import Caps, FieldProfile
+from esc.contract.profile import SourceProfile
+from esc.contract.records import Location, ParentLink, Record, field_id
 
 scalars = st.one_of(
     st.none(),

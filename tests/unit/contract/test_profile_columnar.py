@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contract.discover import DISCOVERY_CAPS
-from contract.profile import SourceProfile
-from contract.readers import read, scan
-from contract.readers.columnar import profile_csv_columnar
-from contract.records import Record
+from esc.contract.profile import SourceProfile
+from esc.contract.records import Record
+from esc.streams.discover import DISCOVERY_CAPS
+from esc.streams.readers import read, scan
+from esc.streams.readers.columnar import profile_csv_columnar
 
 CSV = """id;code;price;when;note;email;flag
 1;01581;0.99;2009-01-01;plain words here;a@b.org;true
@@ -60,7 +60,7 @@ def test_columnar_equals_record_path_on_mostly_distinct_text(tmp_path: Path) -> 
 
 
 def test_byte_ranges_merge_to_the_whole_file(tmp_path: Path) -> None:
-    from contract.readers.columnar import plan_csv, profile_csv_range, split_ranges
+    from esc.streams.readers.columnar import plan_csv, profile_csv_range, split_ranges
 
     lines = ["order_id,line_no,qty,comment"]
     lines += [f"{o},{n},{(o * n) % 9},c{o % 13}" for o in range(1, 700) for n in range(1, 1 + o % 4 + 1)]

@@ -4,9 +4,9 @@ from typing import Any
 
 import pytest
 
-from contract.evolve import check_monotonic, evolve
-from contract.model import Contract
-from contract.proposals import ProposalFormatError, apply_proposal, parse_proposal
+from esc.contract.evolve import check_monotonic, evolve
+from esc.contract.model import Contract
+from esc.contract.proposals import ProposalFormatError, apply_proposal, parse_proposal
 from tests.fakes.contracts import chinook_like
 
 

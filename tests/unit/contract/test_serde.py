@@ -6,10 +6,10 @@ import math
 import pytest
 import yaml
 
-from contract import serde
-from contract.evolve import evolve
-from contract.model import FORMAT_VERSION, Contract
-from contract.serde import ContractFormatError, dump_json, dump_yaml, load_json, load_yaml, migrate
+from esc.contract import serde
+from esc.contract.evolve import evolve
+from esc.contract.model import FORMAT_VERSION, Contract
+from esc.contract.serde import ContractFormatError, dump_json, dump_yaml, load_json, load_yaml, migrate
 from tests.fakes.contracts import chinook_like
 
 

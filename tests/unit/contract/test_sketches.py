@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from contract.sketches import (
+from esc.contract.sketches import (
     BottomK,
     ExactSet,
     Examples,

@@ -11,8 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from contract.field_profile import FieldProfile
-from contract.value_order import lower, number, upper
+from esc.contract.field_profile import FieldProfile
+from esc.contract.value_order import lower, number, upper
 
 mixed = st.lists(
     st.one_of(

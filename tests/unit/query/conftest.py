@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from agents.query.agent import QueryAgent
-from agents.query.memstore import MemoryGraphStore, load_folder
-from contract.discover import discover
-from contract.evolve import evolve
-from contract.model import Contract
+from esc.agents.query.agent import QueryAgent
+from esc.agents.query.memstore import MemoryGraphStore, load_folder
+from esc.contract.evolve import evolve
+from esc.contract.model import Contract
+from esc.streams.discover import discover
 from tests.paths import RELATIONAL as EVAL
 
 

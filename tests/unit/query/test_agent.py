@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from agents.query.agent import AskOptions, QueryAgent
-from agents.query.interpret import Abstain, Interpreter
+from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.interpret import Abstain, Interpreter
 
 
 def _one(rows: list[dict], **eq: object) -> dict:
@@ -112,7 +112,7 @@ def test_planner_reads_values_and_self_relationship_direction(chinook) -> None: 
 
 
 def test_two_decimal_rounding_is_sql_like_and_ignores_float_noise() -> None:
-    from agents.query.answer import render_value
+    from esc.agents.query.answer import render_value
 
     assert render_value(399326.87499999994) == 399326.88  # Neo4j's float AVG of a mean that is exactly .875
     assert render_value(2.675) == 2.68 and render_value(-1.005) == -1.01  # half away from zero, as ROUND(x, 2)

@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from agents.query.cypher import (
+from esc.agents.query.cypher import (
     UnsafeQuery,
     check_against_contract,
     check_read_only,
     compile_plan,
     referenced_names,
 )
-from agents.query.plan import Expr, Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
+from esc.agents.query.plan import Expr, Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
 
 
 def test_lookup_is_parameterized_and_escaped() -> None:
@@ -44,7 +44,7 @@ def test_a_namespace_prefixes_every_label_the_plan_names_and_the_provenance_labe
 
 def test_label_namespace_is_empty_for_the_default_app_id_only() -> None:
     pytest.importorskip("neo4j")
-    from agents.stores.neo4j import label_namespace
+    from esc.agents.stores.neo4j import label_namespace
 
     assert label_namespace("esc") == "" and label_namespace("") == ""
     assert label_namespace("shop") == "shop__" and label_namespace("shop") != label_namespace("shop2")

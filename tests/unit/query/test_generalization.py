@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from agents.query.agent import QueryAgent
-from agents.query.memstore import MemoryGraphStore, load_folder
-from contract.discover import discover
-from contract.evolve import evolve
+from esc.agents.query.agent import QueryAgent
+from esc.agents.query.memstore import MemoryGraphStore, load_folder
+from esc.contract.evolve import evolve
+from esc.streams.discover import discover
 from tests.fakes.bank import BRANCHES, CUSTOMERS, ORDERS, SUPPLIERS, write
 
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents.llm import LLMConfig
-from agents.query.agent import AskOptions, QueryAgent
-from agents.query.extension import scoped_extension
-from agents.query.llm_planner import LLMPlanner
-from agents.query.plan import QueryPlan
-from contract import serde
+from esc.agents.llm import LLMConfig
+from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.extension import scoped_extension
+from esc.agents.query.llm_planner import LLMPlanner
+from esc.agents.query.plan import QueryPlan
+from esc.contract import serde
 from tests.fakes.openai_server import FakeOpenAI
 
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from agents.query.memstore import MemoryGraphStore
-from agents.query.plan import NodePattern, QueryPlan, ReturnItem
-from agents.stores.base import GraphStore
+from esc.agents.query.memstore import MemoryGraphStore
+from esc.agents.query.plan import NodePattern, QueryPlan, ReturnItem
+from esc.agents.stores.base import GraphStore
 from tests.conformance import test_query_plans as suite
 from tests.conformance.conftest import names  # noqa: F401  (fixture)
 from tests.conformance.test_query_plans import music  # noqa: F401  (fixture)

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 import bench.qa as qa
-from agents.query.agent import QueryAgent
-from agents.query.memstore import MemoryGraphStore
+from esc.agents.query.agent import QueryAgent
+from esc.agents.query.memstore import MemoryGraphStore
 from tests.paths import REPO
 
 EVAL = REPO / "tests" / "data" / "eval"
@@ -52,8 +52,8 @@ def test_release_thresholds(pack: tuple[qa.Pack, QueryAgent]) -> None:
 _ANSWERS = """
 import json, sys
 import bench.qa as qa
-from agents.query.agent import QueryAgent
-from agents.query.memstore import MemoryGraphStore
+from esc.agents.query.agent import QueryAgent
+from esc.agents.query.memstore import MemoryGraphStore
 from tests.paths import REPO
 pack = qa.find_pack("flights", REPO / "tests" / "data" / "eval", "all")
 graph = MemoryGraphStore()

@@ -7,17 +7,17 @@ from pathlib import PurePath
 
 import pytest
 
-from agents.embedding import HashingEmbedder
-from agents.ingest import Ingestor
-from agents.query.agent import QueryAgent
-from agents.query.memstore import MemoryGraphStore
-from agents.query.retrieval import terms, vector_only
-from agents.stores.embedded import EmbeddedVectorStore
-from contract.discover import discover
-from contract.evolve import evolve
-from contract.readers import read, scan_with_errors
-from contract.records import Record
-from streams.connectors.file_watcher import envelope_for
+from esc.agents.embedding import HashingEmbedder
+from esc.agents.ingest import Ingestor
+from esc.agents.query.agent import QueryAgent
+from esc.agents.query.memstore import MemoryGraphStore
+from esc.agents.query.retrieval import terms, vector_only
+from esc.agents.stores.embedded import EmbeddedVectorStore
+from esc.contract.evolve import evolve
+from esc.contract.records import Record
+from esc.streams.discover import discover
+from esc.streams.events import envelope_for
+from esc.streams.readers import read, scan_with_errors
 
 DOC_A = (
     "Our revenue recognition policy explains how the Company books subscription fees over the contract term. "

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agents import metrics
-from agents.query.memstore import MemoryGraphStore
-from agents.query.service import QueryService, parse_request
-from agents.stores.base import GraphStore
-from agents.types import EntityWrite, SourceRecordRef
-from streams.events import AnswerEnvelope, QueryOptions, QueryRequest
+from esc.agents import metrics
+from esc.agents.query.memstore import MemoryGraphStore
+from esc.agents.query.service import QueryService, parse_request
+from esc.agents.stores.base import GraphStore
+from esc.agents.types import EntityWrite, SourceRecordRef
+from esc.streams.events import AnswerEnvelope, QueryOptions, QueryRequest
 
 
 def _sample(name: str, **labels: str) -> float:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from agents.query.plan import Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
-from agents.query.validate import problems
+from esc.agents.query.plan import Filter, Hop, NodePattern, OrderBy, QueryPlan, ReturnItem
+from esc.agents.query.validate import problems
 
 
 def _plan(**kw) -> QueryPlan:  # type: ignore[no-untyped-def]

@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from agents.embedding import Embedder
-from agents.llm import LLMConfig
-from agents.query.agent import AskOptions, QueryAgent
-from agents.query.llm_planner import MAX_RETRIES, LLMPlanner
-from agents.query.vector import LOW_SIMILARITY, answer_from_hits
-from agents.stores.base import VectorStore
-from agents.types import TextObject
+from esc.agents.embedding import Embedder
+from esc.agents.llm import LLMConfig
+from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.llm_planner import MAX_RETRIES, LLMPlanner
+from esc.agents.query.vector import LOW_SIMILARITY, answer_from_hits
+from esc.agents.stores.base import VectorStore
+from esc.agents.types import TextObject
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from fakes.openai_server import FakeOpenAI

@@ -23,9 +23,9 @@ Decisions callers rely on:
 
 from __future__ import annotations
 
-from contract.readers.base import DEFAULT_MAX_RECORD_BYTES, SourceFile
-from contract.readers.scan import read, read_path, scan, scan_with_errors
-from contract.readers.sniff import format_for
+from esc.streams.readers.base import DEFAULT_MAX_RECORD_BYTES, SourceFile
+from esc.streams.readers.scan import read, read_path, scan, scan_with_errors
+from esc.streams.readers.sniff import format_for
 
 __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from contract.readers.bounds import MAX_PART_BYTES, zip_refusal
+from esc.streams.readers.bounds import MAX_PART_BYTES, zip_refusal
 
 
 def test_a_small_workbook_like_archive_may_be_read(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 Values keep their Arrow types as Python values (ints, floats, bools, strings); dates, times and decimals become
 ISO/exact strings, binary becomes base64. Struct columns flatten to dotted names and lists of structs become
 child sources, exactly like nested JSON. ``Location.row`` is the 1-based row in the file. A file whose footer
-declares a column chunk too large to decompress is rejected unread (``contract.readers.bounds``), and a row over
+declares a column chunk too large to decompress is rejected unread (``esc.streams.readers.bounds``), and a row over
 the record limit is rejected like any other record.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from contract.readers.base import ReadContext, plain
-from contract.readers.bounds import parquet_refusal
-from contract.readers.nested import explode
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers.base import ReadContext, plain
+from esc.streams.readers.bounds import parquet_refusal
+from esc.streams.readers.nested import explode
 
 BATCH_ROWS = 1024
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract.readers import jsonstream, read_path
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers import jsonstream, read_path
 
 
 def _read(path: Path, **kw: int) -> tuple[list[Record], list[Rejected]]:

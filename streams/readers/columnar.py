@@ -20,13 +20,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from contract.field_profile import Caps, FieldProfile
-from contract.profile import SourceProfile
-from contract.profile_arrow import ColumnKind, profile_batch
-from contract.readers.base import SourceFile, unique_names
-from contract.readers.sniff import sniff_dialect, sniff_encoding
-from contract.records import Rejected
-from contract.semantic import physical_of
+from esc.contract.field_profile import Caps, FieldProfile
+from esc.contract.profile import SourceProfile
+from esc.contract.profile_arrow import ColumnKind, profile_batch
+from esc.contract.records import Rejected
+from esc.contract.semantic import physical_of
+from esc.streams.readers.base import SourceFile, unique_names
+from esc.streams.readers.sniff import sniff_dialect, sniff_encoding
 
 SAMPLE_BYTES = 1 << 20
 SAMPLE_ROWS = 2000  # rows of the sample that decide how each column is parsed

@@ -10,9 +10,9 @@ import re
 from collections.abc import Iterator
 from pathlib import PurePosixPath
 
-from contract.readers.base import ReadContext
-from contract.readers.sniff import sniff_encoding
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers.base import ReadContext
+from esc.streams.readers.sniff import sniff_encoding
 
 TITLE_CHARS = 200
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)

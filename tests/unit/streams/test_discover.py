@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from contract.discover import discover, infer, profile_sources
+from esc.contract.inference import infer
+from esc.streams.discover import discover, profile_sources
 from tests.paths import RELATIONAL as EVAL
 
 
@@ -60,7 +61,7 @@ def test_infer_from_merged_streaming_profiles(tmp_path: Path) -> None:
     _write(tmp_path)
     profiles, meta, _ = profile_sources(tmp_path)
     assert meta["Invoice.Line"]["parent"] == "Invoice" and meta["Invoice.Line"]["array_path"] == "$[*].Line"
-    from contract.profile import SourceProfile
+    from esc.contract.profile import SourceProfile
 
     again = {k: SourceProfile.from_dict(json.loads(json.dumps(p.to_dict()))) for k, p in profiles.items()}
     assert infer(again, meta) == infer(profiles, meta)

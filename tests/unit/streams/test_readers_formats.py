@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from openpyxl import Workbook
 
-from contract.readers import read_path
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers import read_path
 from tests.hostile.office import pdf as _pdf
 
 

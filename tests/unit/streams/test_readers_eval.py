@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from contract.readers import read, read_path, scan, scan_with_errors
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers import read, read_path, scan, scan_with_errors
 from tests.paths import EVAL
 
 

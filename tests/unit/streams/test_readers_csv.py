@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from contract.readers import read_path
-from contract.readers.sniff import SAMPLE_BYTES
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers import read_path
+from esc.streams.readers.sniff import SAMPLE_BYTES
 
 
 def _read(path: Path, **kw: int) -> tuple[list[Record], list[Rejected]]:

@@ -21,11 +21,11 @@ import re
 from collections.abc import Generator, Iterator
 from typing import Any, BinaryIO
 
-from contract.readers.base import ReadContext
-from contract.readers.jsonstream import CharBuffer, Parsed, parse_value
-from contract.readers.lines import Encoding, Lines, open_text
-from contract.readers.nested import explode
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers.base import ReadContext
+from esc.streams.readers.jsonstream import CharBuffer, Parsed, parse_value
+from esc.streams.readers.lines import Encoding, Lines, open_text
+from esc.streams.readers.nested import explode
 
 _WRAPPER = re.compile(r'\{\s*("(?:[^"\\]|\\.)*")\s*:\s*\[')
 

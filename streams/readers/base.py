@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from contract.records import Location, Record, Rejected
+from esc.contract.records import Location, Record, Rejected
 
 DEFAULT_MAX_RECORD_BYTES = 1 << 20
 RAW_LIMIT = 2000  # characters of offending input kept on a Rejected

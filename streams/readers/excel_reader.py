@@ -5,7 +5,7 @@ row of a sheet is its header. Cells keep the types Excel stores (numbers, boolea
 become ISO strings; an empty cell or empty string is None. ``Location.row`` is the sheet's own row number.
 
 Memory stays bounded: the archive's declared sizes are checked before anything is inflated
-(``contract.readers.bounds``: a zip bomb is rejected unread), the sheet's declared dimension is ignored (a
+(``esc.streams.readers.bounds``: a zip bomb is rejected unread), the sheet's declared dimension is ignored (a
 declared ``A1:XFD1048576`` would pad every row to 16,384 cells and every gap with empty rows), and a row over
 the record limit is rejected like any other record.
 """
@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from contract.readers.base import ReadContext, plain, unique_names
-from contract.readers.bounds import zip_refusal
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers.base import ReadContext, plain, unique_names
+from esc.streams.readers.bounds import zip_refusal
 
 
 def read_excel(ctx: ReadContext) -> Iterator[Record | Rejected]:

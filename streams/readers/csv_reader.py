@@ -13,10 +13,10 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
-from contract.readers.base import ReadContext, unique_names
-from contract.readers.lines import Lines, open_text
-from contract.readers.sniff import DIALECT_SAMPLE_CHARS, Dialect, sniff_dialect
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers.base import ReadContext, unique_names
+from esc.streams.readers.lines import Lines, open_text
+from esc.streams.readers.sniff import DIALECT_SAMPLE_CHARS, Dialect, sniff_dialect
 
 _LONE_CR = re.compile(r"(?<=\r)(?!\n)")
 

@@ -1,8 +1,8 @@
-"""Discovery: profile every source under a folder, then infer keys, foreign keys and hierarchy.
+"""Discovery of a folder: profile every source under it, then infer keys, foreign keys and hierarchy.
 
-``profile_sources`` reads (record readers, or the columnar fast path for large CSV files) and profiles;
-``infer`` is the deterministic structural inference and works on any profiles, including merged streaming ones;
-``discover`` does both and returns the observed contract (version 0, no entities).
+``profile_sources`` reads (record readers, or the columnar fast path for large CSV files) and profiles, in worker
+processes; the inference is the pure ``esc.contract.inference.infer``; ``discover`` does both and returns the
+observed contract (version 0, no entities).
 """
 
 from __future__ import annotations
@@ -10,20 +10,18 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from contract.field_cap import MAX_FIELDS_PER_SOURCE
-from contract.field_profile import Caps
-from contract.foreign_keys import dedupe, infer_composite, infer_nesting, infer_single, nesting_fks
-from contract.hierarchy import infer_hierarchy
-from contract.keys import KeyResult, infer_key, junction_key
-from contract.model import Contract, ForeignKey, SourceSpec
-from contract.profile import SourceProfile
-from contract.records import Record, Rejected
+from esc.contract.field_cap import MAX_FIELDS_PER_SOURCE
+from esc.contract.field_profile import Caps
+from esc.contract.inference import infer
+from esc.contract.model import Contract
+from esc.contract.profile import SourceProfile
+from esc.contract.records import Record, Rejected
 
 BATCH = 20_000
 """Records of one source profiled at a time before merging into its running profile."""
@@ -72,7 +70,7 @@ def _columnar_jobs(
     files: list[Any], errors: list[Rejected], max_fields: int
 ) -> tuple[list[tuple[Any, Any, int, int]], list[Any]]:
     """Large CSV files cut into byte ranges for the fast path, and the files left for the record readers."""
-    from contract.readers.columnar import plan_csv, split_ranges
+    from esc.streams.readers.columnar import plan_csv, split_ranges
 
     jobs: list[tuple[Any, Any, int, int]] = []
     rest: list[Any] = []
@@ -98,7 +96,7 @@ def _read_records(
     caps: Caps,
     max_fields: int = MAX_FIELDS_PER_SOURCE,
 ) -> int:
-    from contract.readers import read
+    from esc.streams.readers import read
 
     count = 0
     buffers: dict[str, list[Record]] = {}
@@ -131,8 +129,8 @@ def profile_sources(
     order, so the result does not depend on timing). A file whose fast path declines is read record by record.
     Each source gets at most ``max_fields`` fields (``contract.field_cap``: the rest go to its overflow field).
     """
-    from contract.readers import scan_with_errors
-    from contract.readers.columnar import profile_csv_range
+    from esc.streams.readers import scan_with_errors
+    from esc.streams.readers.columnar import profile_csv_range
 
     files, errors = scan_with_errors(root)
     profiles: dict[str, SourceProfile] = {}
@@ -187,63 +185,6 @@ def profile_sources(
         if p.parent is not None:
             meta[source]["parent_link"] = {"rows": p.parent.rows, "equal_values": dict(p.parent.matches)}
     return profiles, meta, errors
-
-
-def _all_fks(
-    profiles: Mapping[str, SourceProfile], keys: Mapping[str, KeyResult | None]
-) -> tuple[list[ForeignKey], list[tuple[str, str, list[str], list[str], float]]]:
-    nest = infer_nesting(profiles, keys)
-    fks = infer_single(profiles, keys) + infer_composite(profiles, keys) + nesting_fks(nest)
-    return dedupe(fks), nest
-
-
-def infer_keys_and_fks(
-    profiles: Mapping[str, SourceProfile],
-) -> tuple[dict[str, KeyResult | None], list[ForeignKey], list[tuple[str, str, list[str], list[str], float]]]:
-    keys: dict[str, KeyResult | None] = {s: infer_key(p) for s, p in sorted(profiles.items())}
-    fks, nest = _all_fks(profiles, keys)
-    changed = False
-    for s, p in profiles.items():
-        fk_cols = [
-            fk.from_.fields[0]
-            for fk in fks
-            if fk.from_.source == s and len(fk.from_.fields) == 1 and fk.to.source != s
-        ]
-        jk = junction_key(p, fk_cols, keys[s])
-        if jk is not None and (keys[s] is None or keys[s].fields != jk.fields):  # type: ignore[union-attr]
-            keys[s] = jk
-            changed = True
-    if changed:
-        fks, nest = _all_fks(profiles, keys)
-    return keys, fks, nest
-
-
-def infer(
-    profiles: Mapping[str, SourceProfile], meta: Mapping[str, Mapping[str, Any]] | None = None
-) -> Contract:
-    """The observed contract (version 0, no entities) from profiles alone."""
-    meta = meta or {}
-    keys, fks, nest = infer_keys_and_fks(profiles)
-    sources: dict[str, SourceSpec] = {}
-    for s, p in sorted(profiles.items()):
-        m = meta.get(s, {})
-        key = keys.get(s)
-        fmt = m.get("format") or (p.formats[0] if p.formats else "json")
-        sources[s] = SourceSpec.model_validate(
-            {
-                "format": fmt,
-                "files": list(m.get("files", [])),
-                "records": p.records,
-                "parent": p.parent.parent if p.parent is not None else m.get("parent"),
-                "identity_key": list(key.fields) if key else [],
-                "key_confidence": key.confidence if key else None,
-                "key_evidence": dict(key.evidence) if key else {},
-                "fields": p.field_specs(),
-            }
-        )
-    return Contract(
-        version=0, sources=sources, foreign_keys=fks, hierarchy=infer_hierarchy(profiles, keys, nest)
-    )
 
 
 def discover(

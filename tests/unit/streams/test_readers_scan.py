@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from contract.readers import SourceFile, format_for, read, read_path, scan, scan_with_errors
-from contract.readers.base import unique_names
-from contract.readers.corpus import similarity
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers import SourceFile, format_for, read, read_path, scan, scan_with_errors
+from esc.streams.readers.base import unique_names
+from esc.streams.readers.corpus import similarity
 
 
 def test_format_for_extensions_and_sniffing(tmp_path: Path) -> None:

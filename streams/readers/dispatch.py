@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from contract.readers.base import ReadContext
-from contract.readers.csv_reader import read_csv
-from contract.readers.excel_reader import read_excel
-from contract.readers.json_reader import read_json, read_jsonl
-from contract.readers.parquet_reader import read_parquet
-from contract.readers.pdf_reader import read_pdf
-from contract.readers.text_reader import read_text
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers.base import ReadContext
+from esc.streams.readers.csv_reader import read_csv
+from esc.streams.readers.excel_reader import read_excel
+from esc.streams.readers.json_reader import read_json, read_jsonl
+from esc.streams.readers.parquet_reader import read_parquet
+from esc.streams.readers.pdf_reader import read_pdf
+from esc.streams.readers.text_reader import read_text
 
 Reader = Callable[[ReadContext], Iterator[Record | Rejected]]
 

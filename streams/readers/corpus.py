@@ -18,9 +18,9 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-from contract.readers.base import ReadContext
-from contract.readers.dispatch import read_file
-from contract.records import Record
+from esc.contract.records import Record
+from esc.streams.readers.base import ReadContext
+from esc.streams.readers.dispatch import read_file
 
 DOCUMENT_FORMATS = frozenset({"text", "markdown", "pdf"})
 SAMPLE_FILES = 200

@@ -12,9 +12,9 @@ import io
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from contract.readers.base import ReadContext, truncate
-from contract.readers.sniff import SAMPLE_BYTES, Encoding, sniff_encoding
-from contract.records import Rejected
+from esc.contract.records import Rejected
+from esc.streams.readers.base import ReadContext, truncate
+from esc.streams.readers.sniff import SAMPLE_BYTES, Encoding, sniff_encoding
 
 _SKIP_CHUNK = 1 << 16
 

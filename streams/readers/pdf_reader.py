@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from contract.readers.base import ReadContext
-from contract.records import Record, Rejected
+from esc.contract.records import Record, Rejected
+from esc.streams.readers.base import ReadContext
 
 
 def read_pdf(ctx: ReadContext) -> Iterator[Record | Rejected]:

@@ -16,13 +16,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from contract.field_cap import MAX_FIELDS_PER_SOURCE, FieldCap
-from contract.labels import printable, source_label
-from contract.readers.base import DEFAULT_MAX_RECORD_BYTES, ReadContext, SourceFile
-from contract.readers.corpus import is_corpus
-from contract.readers.dispatch import read_file
-from contract.readers.sniff import format_for
-from contract.records import Location, Record, Rejected
+from esc.contract.field_cap import MAX_FIELDS_PER_SOURCE, FieldCap
+from esc.contract.labels import printable, source_label
+from esc.contract.records import Location, Record, Rejected
+from esc.streams.readers.base import DEFAULT_MAX_RECORD_BYTES, ReadContext, SourceFile
+from esc.streams.readers.corpus import is_corpus
+from esc.streams.readers.dispatch import read_file
+from esc.streams.readers.sniff import format_for
 
 
 def scan(root: Path, *, corpus_min_files: int = 50, corpus_similarity: float = 0.8) -> list[SourceFile]:

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from contract.readers.base import ReadContext, unique_names
-from contract.records import Location, ParentLink, Record
+from esc.contract.records import Location, ParentLink, Record
+from esc.streams.readers.base import ReadContext, unique_names
 
 
 def explode(
