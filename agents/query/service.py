@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from esc.agents import metrics
 from esc.agents.embedding import Embedder
-from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.agent import QueryAgent
 from esc.agents.query.answer import Answer
 from esc.agents.query.llm_planner import LLMPlanner
 from esc.agents.stores.base import GraphStore, VectorStore
@@ -176,7 +176,7 @@ class QueryService:
             agent.vectors = vectors
 
     # -- answering --------------------------------------------------------------------------------------------
-    def ask(self, question: str, options: AskOptions | QueryOptions | None = None) -> Answer:
+    def ask(self, question: str, options: QueryOptions | None = None) -> Answer:
         started = time.perf_counter()
         agent = self._ready_agent()
         if isinstance(agent, str):
@@ -184,7 +184,7 @@ class QueryService:
             answer = Answer.abstain(agent, version)
             answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         else:
-            opts = AskOptions.model_validate(options.model_dump()) if options is not None else AskOptions()
+            opts = options if options is not None else QueryOptions()
             version = self._contract.version if self._contract is not None else 0
             try:
                 answer = agent.ask(question, opts)
