@@ -393,14 +393,13 @@ def load_embedded(name: str, drop: Path) -> tuple[Contract, GraphStore, float]:
     """The embedded backend ingests the folder like ``esc ingest DROP --embedded``: the in-process runtime (file
     connector, profiler, contract writer, extraction worker with backfills) into DuckDB stores in a temporary
     ESC_STATE_DIR; the contract is the one that runtime published (not a batch discovery)."""
-    import dataclasses
 
     from esc.agents.stores.embedded import EmbeddedGraphStore, embedded_dir
     from esc.settings import Settings
     from esc.streams.runtime.inprocess import ingest_embedded, load_contract
 
     state = Path(tempfile.mkdtemp(prefix=f"qa-{name}-"))
-    settings = dataclasses.replace(Settings(), state_dir=state, app_id=name)
+    settings = Settings().replace(state_dir=state, app_id=name)
     started = time.perf_counter()
     ingest_embedded(settings, drop)
     contract = load_contract(state)

@@ -129,7 +129,7 @@ def _lookup(fn: str, word: str) -> Mapping[str, tuple[str, ...]]:
     lib = _lib()
     try:
         got: Any = getattr(lib, fn)(word) if lib is not None else {}
-    except Exception:
+    except Exception:  # lemminflect's tables can fail on odd words in many ways; the rules still apply
         return {}
     return got if isinstance(got, dict) else {}
 

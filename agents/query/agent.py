@@ -140,7 +140,7 @@ class QueryAgent:
             return Answer.abstain("no graph store configured", g.version)
         try:
             rows = self.graph.run_plan(planned.plan)
-        except Exception as exc:
+        except Exception as exc:  # any store client error (driver, DuckDB, an outage past its retries): answered, never raised
             log.warning("plan failed: %s", exc)
             return Answer.abstain(f"the graph store could not run the query: {exc}"[:300], g.version)
         answer = compose(
@@ -155,7 +155,7 @@ class QueryAgent:
             answer.plan = planned.plan.model_dump(exclude_defaults=True)
             try:
                 answer.query = compile_plan(planned.plan)[0]
-            except Exception:
+            except ValueError:  # UnsafeQuery / UnsafeIdentifier: the answer stands without its query text
                 answer.query = None
         return answer
 
@@ -182,7 +182,7 @@ class QueryAgent:
         ):
             try:
                 hits = search(vectors, embedder, collection, q)
-            except Exception as exc:
+            except Exception as exc:  # any vector store or embedder error: the question abstains with it
                 return Answer.abstain(f"{reason}; vector search failed: {exc}"[:300], g.version)
             words = [w for w in (unmatched or []) if w not in (names or [])] or content_words(q)
             answer = answer_from_hits(hits, g.version, names=names or [], words=words)

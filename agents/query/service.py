@@ -145,7 +145,7 @@ class QueryService:
             if agent is None:
                 try:
                     graph = self._graph_factory()
-                except Exception as exc:
+                except Exception as exc:  # any client error while connecting: the question says so
                     return f"the graph store is unavailable: {exc}"[:300]
                 if graph is not None:
                     self._opened.append(graph)
@@ -168,7 +168,7 @@ class QueryService:
         self._vectors_tried = time.monotonic()
         try:
             vectors = self._vectors_factory()
-        except Exception as exc:
+        except Exception as exc:  # any client error while connecting: retried after RETRY_STORES_S
             log.warning("vector store unavailable (%s); descriptive questions abstain until it is back", exc)
             return
         if vectors is not None:
@@ -226,7 +226,7 @@ class QueryService:
             for store in self._opened:
                 try:
                     store.close()
-                except Exception:
+                except Exception:  # closing is best effort: the other stores still close
                     log.debug("closing a store failed", exc_info=True)
             self._opened = []
             self._agent = None

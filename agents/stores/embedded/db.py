@@ -15,11 +15,9 @@ from typing import Any
 
 import duckdb
 
+from esc.contract.errors import StoreLocked
+
 MEMORY = ":memory:"
-
-
-class StoreLocked(RuntimeError):
-    """Another process holds the embedded store file open."""
 
 
 def quote_ident(name: str) -> str:

@@ -24,16 +24,13 @@ from typing import Any, Literal
 
 from esc.agents.query.plan import CITE_CAP, Expr, Filter, QueryPlan, ReturnItem
 from esc.agents.stores.cypher import to_property
+from esc.contract.errors import InvalidPlan
 
 Decode = Literal["json", "int", "float", "sum", "node"]
 NUMERIC = "('UBIGINT', 'BIGINT', 'DOUBLE')"
 INTEGER = "('UBIGINT', 'BIGINT')"
 _CMP = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 _ARITH = {"add": "+", "sub": "-", "mul": "*"}
-
-
-class PlanError(ValueError):
-    """The plan cannot be compiled (a variable it uses is not bound, an aggregate needs a property, ...)."""
 
 
 def json_pointer(prop: str) -> str:
@@ -131,7 +128,7 @@ class _Builder:
 
     def pointer(self, prop: str) -> str:
         if not isinstance(prop, str) or prop == "":
-            raise PlanError(f"property name not allowed: {prop!r}")
+            raise InvalidPlan(f"property name not allowed: {prop!r}")
         if prop not in self._pointers:
             self._pointers[prop] = self.param(json_pointer(prop))
         return self._pointers[prop]
@@ -193,7 +190,7 @@ class _Builder:
         if e.const is not None:
             return f"CAST({self.param(float(e.const))} AS DOUBLE)", "FALSE"
         if e.op is None or len(e.args) != 2:
-            raise PlanError("arithmetic needs an operator and two arguments")
+            raise InvalidPlan("arithmetic needs an operator and two arguments")
         (left, li), (right, ri) = (self._arith(a, x) for x in e.args)
         if e.op == "div":
             return f"(CASE WHEN {right} <> 0 THEN {left} / {right} END)", "FALSE"
@@ -266,7 +263,7 @@ def _aggregate(b: _Builder, a: str, item: ReturnItem) -> tuple[list[str], Column
         expr = f"count(DISTINCT {a}.eid)"
         return [expr], Column(item.alias, "int"), expr
     else:
-        raise PlanError(f"{agg}({item.var}) needs a property or an expression")
+        raise InvalidPlan(f"{agg}({item.var}) needs a property or an expression")
     if agg == "count":
         expr = f"count({val.text})"
         return [expr], Column(item.alias, "int"), expr
@@ -291,7 +288,7 @@ def _aggregate(b: _Builder, a: str, item: ReturnItem) -> tuple[list[str], Column
             parts.append(f"{pick}({val.text}, {val.str_})")
         expr = f"coalesce({', '.join(parts)})"
         return [expr], Column(item.alias, "json"), f"{agg}({val.num})"
-    raise PlanError(f"unknown aggregate {agg!r}")
+    raise InvalidPlan(f"unknown aggregate {agg!r}")
 
 
 def compile_plan(plan: QueryPlan) -> CompiledPlan:
@@ -327,13 +324,13 @@ def compile_plan(plan: QueryPlan) -> CompiledPlan:
 
     def alias_of(var: str, what: str) -> str:
         if var not in aliases:
-            raise PlanError(f"{what} uses {var!r}, which the plan does not bind (bound: {sorted(aliases)})")
+            raise InvalidPlan(f"{what} uses {var!r}, which the plan does not bind (bound: {sorted(aliases)})")
         return aliases[var]
 
     if not plan.returns:
-        raise PlanError("the plan returns nothing")
+        raise InvalidPlan("the plan returns nothing")
     if plan.limit is not None and plan.limit < 0:
-        raise PlanError(f"limit must be >= 0, not {plan.limit}")
+        raise InvalidPlan(f"limit must be >= 0, not {plan.limit}")
     aggs = [r for r in plan.returns if r.agg is not None]
     order = plan.order_by
     order_var = order.var if order is not None and order.alias is None and order.prop is not None else None
@@ -387,7 +384,7 @@ def compile_plan(plan: QueryPlan) -> CompiledPlan:
         direction = "DESC" if order is not None and order.desc else "ASC"
         if order is not None and order.alias is not None:
             if order.alias not in agg_order:
-                raise PlanError(f"order_by alias {order.alias!r} is not an aggregate of the plan")
+                raise InvalidPlan(f"order_by alias {order.alias!r} is not an aggregate of the plan")
             order_sql.append(f"{agg_order[order.alias]} {direction} NULLS LAST")
         elif (
             order_var is not None and order_var in group_vars and order is not None and order.prop is not None
