@@ -20,13 +20,6 @@ from esc.contract.errors import StoreLocked
 MEMORY = ":memory:"
 
 
-def quote_ident(name: str) -> str:
-    """Double-quote an SQL identifier; double quotes inside are doubled. NUL and empty names are refused."""
-    if not isinstance(name, str) or name == "" or "\x00" in name:
-        raise ValueError(f"identifier not allowed: {name!r}")
-    return '"' + name.replace('"', '""') + '"'
-
-
 class Database:
     def __init__(self, path: str | Path = MEMORY) -> None:
         self.path = str(path)
