@@ -172,7 +172,8 @@ def main() -> None:
     args = ap.parse_args()
     results = []
     degrade = _degrade() if args.variants else None
-    variants = list(degrade.VARIANTS) if args.variants == "all" else [v for v in args.variants.split(",") if v]
+    every = [*degrade.VARIANTS, *degrade.EXTRA_VARIANTS] if degrade else []
+    variants = every if args.variants == "all" else [v for v in args.variants.split(",") if v]
     with tempfile.TemporaryDirectory(prefix="esc-degrade-") as tmp:
         for pack in [p for p in args.packs.split(",") if p]:
             root = EXTRA.get(pack, args.eval / pack)

@@ -7,8 +7,9 @@ Each variant is written to ``OUT/<variant>/drop`` with its own ``OUT/<variant>/t
 and hierarchy rewritten to match what was done). The same input always gives the same bytes (seeded by the
 variant and source names, never by time or hash order). Variants:
 
-* ``rename``: every foreign-key column (child side) gets an unrelated name (``ArtistId`` -> ``amber``), so only
-  the values can say what it refers to;
+* ``rename``: every foreign-key column (child side) whose target has at least ``RENAME_MIN_ROWS`` rows gets an
+  unrelated name (``ArtistId`` -> ``amber``), so only the values can say what it refers to (a reference to a
+  table of two or five rows cannot be told from any small code by its values: ``rename_all`` renames those too);
 * ``dangling``: 10 % of the rows of every referenced source are deleted (rows nested in them go too), so the
   references to them dangle;
 * ``duplicates``: 2 % of the rows of every top-level source (at least one) appear twice;
@@ -37,6 +38,8 @@ from pathlib import Path
 from typing import Any
 
 VARIANTS = ("rename", "dangling", "duplicates", "case", "composite", "shuffle")
+EXTRA_VARIANTS = ("rename_all",)
+RENAME_MIN_ROWS = 20
 WORDS = (
     "amber", "basalt", "cobalt", "dune", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kelp",
     "lagoon", "marble", "nectar", "opal", "pebble", "quartz", "russet", "saffron", "tundra", "umber", "velvet",
@@ -170,11 +173,13 @@ def _columns(pack: Pack, source: str) -> set[str]:
 
 
 # ------------------------------------------------------------------------------------------------ variants
-def rename(pack: Pack) -> None:
+def rename(pack: Pack, min_rows: int = RENAME_MIN_ROWS) -> None:
     words = iter(WORDS)
     done: set[tuple[str, str]] = set()
     for f in _fks(pack):
         src = f["from"]["source"]
+        if len(pack.rows(f["to"]["source"])) < min_rows:
+            continue
         for col in list(f["from"]["fields"]):
             if (src, col) in done:
                 continue
@@ -337,6 +342,7 @@ def shuffle(pack: Pack) -> None:
 
 APPLY: dict[str, Callable[[Pack], None]] = {
     "rename": rename,
+    "rename_all": lambda pack: rename(pack, 0),
     "dangling": dangling,
     "duplicates": duplicates,
     "case": case,
