@@ -170,7 +170,11 @@ def single_candidates(
         t_prefix = tp.column_prefix()
         ev = name_evidence(col, s_prefix, t, k, t_prefix)
         if ev is None:
-            if own is not None and own.fields == [col] and (id_word(col) or names_source(col, source, s_prefix)):
+            if (
+                own is not None
+                and own.fields == [col]
+                and (id_word(col) or names_source(col, source, s_prefix))
+            ):
                 continue  # the source's own id identifies its rows; without a name it refers nowhere
             if t == source:
                 continue  # a reference to its own rows needs a name (``ReportsTo``): values alone never say so

@@ -156,7 +156,15 @@ def infer_key(p: SourceProfile, others: Mapping[str, SourceProfile] | None = Non
     if singles and singles[0][0] >= MIN_SINGLE_SCORE:
         s, _, c, u, ev = singles[0]
         return _result([c], u, s, ev, alternatives=[t[2] for t in singles[1:4]])
+    near_singles = sorted((t for t in near if t[0] >= MIN_SINGLE_SCORE), key=lambda t: (-t[0], t[1]))
     comp = best_composite(p, prefix, {t[2] for t in singles}, others or {}, near)
+    if (
+        near_singles
+        and (comp is None or _weak(p, comp))
+        and (not singles or near_singles[0][0] > singles[0][0])
+    ):
+        s, cols, u, ev = near_singles[0]  # an id repeated on a few rows beats a pair made up around it
+        return _result(cols, u, s, ev, alternatives=[comp.fields] if comp is not None else [])
     if comp is not None:
         return comp
     if singles:
@@ -167,6 +175,11 @@ def infer_key(p: SourceProfile, others: Mapping[str, SourceProfile] | None = Non
         s, cols, u, ev = near[0]
         return _result(cols, u, s, ev, alternatives=[t[1] for t in near[1:4]])
     return None
+
+
+def _weak(p: SourceProfile, comp: KeyResult) -> bool:
+    """A composite no other source references, with a column that has no id word."""
+    return "referenced_by" not in comp.evidence and any(id_word(c) is None for c in comp.fields)
 
 
 def referenced(

@@ -80,7 +80,7 @@ def load(pack_dir: Path) -> Pack:
     truth = json.loads((pack_dir / "truth.json").read_text(encoding="utf-8"))
     drop = pack_dir / truth.get("drop_folder", "drop")
     files: dict[str, list[dict[str, Any]]] = {}
-    for source, m in truth["sources"].items():
+    for m in truth["sources"].values():
         name = m["file"]
         if name in files:
             continue
