@@ -59,6 +59,9 @@ def infer_composite(
                 rules.append(best[2])
             if len(match) != len(key.fields):
                 continue
+            own = keys.get(source)
+            if own is not None and set(own.fields) == set(match):
+                continue  # keyed alike (a sibling sharing the key): inclusion, not a reference
             pairing = dict(zip(match, key.fields, strict=True))
             if [pairing[c] for c in sorted(match)] != sorted(key.fields):
                 continue  # the tuples were hashed in another column order: they cannot be compared

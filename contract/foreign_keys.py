@@ -260,7 +260,18 @@ def infer_single(
                     }
                 )
             )
-    return fks
+    return _drop_values_only_beside_named(fks)
+
+
+def _drop_values_only_beside_named(fks: list[ForeignKey]) -> list[ForeignKey]:
+    """A reference by values alone to a target its source already references through a named column is a
+    measure that happens to fall in the key's range (``ps_availqty`` 1..9999 beside ``ps_suppkey``): dropped."""
+    named = {(fk.from_.source, fk.to.source) for fk in fks if fk.evidence.get("name") != "values_only"}
+    return [
+        fk
+        for fk in fks
+        if fk.evidence.get("name") != "values_only" or (fk.from_.source, fk.to.source) not in named
+    ]
 
 
 __all__ = [

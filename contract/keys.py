@@ -30,9 +30,12 @@ from esc.contract.sketches import containment
 
 _ID_WORD_SCORE = {"id": 3.0, "key": 3.0, "uuid": 3.0, "guid": 3.0, "pk": 3.0, "code": 2.0}
 MIN_SINGLE_SCORE = 1.5
-"""A single column needs at least this much id evidence (e.g. first position) to be a key on its own."""
+"""A single column needs at least this much id evidence from its name or position (an id word, the source's
+name, the first column) to be a key before composites are searched: a unique measure (attendance) is not."""
 NEAR_SHARE = 0.01
 """A near-unique key repeats on at most this share of the rows (beyond exact duplicate rows)."""
+DUP_ROWS_SHARE = 0.1
+"""Exact duplicate rows a key is taken modulo: at most this share of the rows (or one)."""
 PROSE_WORDS = 1.5
 """Values with more words than this on average are prose, not identifiers."""
 REFERENCED_MIN = 0.8
@@ -63,7 +66,7 @@ def _uniqueness(exact: int | None, estimate: float, rows: int, err: float, p: So
             return Uniqueness(True, True, float(exact), rows)
         if r is not None and r.exact.hashes is not None and rows == p.records:
             distinct_rows = len(r.exact.hashes)
-            if exact == distinct_rows:
+            if exact == distinct_rows and rows - distinct_rows <= max(1, DUP_ROWS_SHARE * rows):
                 return Uniqueness(True, True, float(exact), rows, duplicate_rows=rows - distinct_rows)
             return Uniqueness(False, True, float(exact), rows, rows - distinct_rows, distinct_rows - exact)
         return Uniqueness(False, True, float(exact), rows, conflicts=rows - exact)
@@ -71,7 +74,7 @@ def _uniqueness(exact: int | None, estimate: float, rows: int, err: float, p: So
         return Uniqueness(True, False, min(estimate, rows), rows)
     if r is not None and rows == p.records:
         est_rows = r.distinct
-        if estimate >= est_rows * (1 - 3 * err):
+        if estimate >= est_rows * (1 - 3 * err) and rows - est_rows <= DUP_ROWS_SHARE * rows:
             return Uniqueness(True, False, min(estimate, rows), rows, duplicate_rows=round(rows - est_rows))
     return Uniqueness(False, False, min(estimate, rows), rows, conflicts=round(rows - estimate))
 
@@ -153,7 +156,7 @@ def infer_key(p: SourceProfile, others: Mapping[str, SourceProfile] | None = Non
             continue
         singles.append((score + (1.0 if u.proven else 0.0), p.fields[c].position, c, u, ev))
     singles.sort(key=lambda t: (-t[0], t[1]))
-    if singles and singles[0][0] >= MIN_SINGLE_SCORE:
+    if singles and singles[0][0] - (1.0 if singles[0][3].proven else 0.0) >= MIN_SINGLE_SCORE:
         s, _, c, u, ev = singles[0]
         return _result([c], u, s, ev, alternatives=[t[2] for t in singles[1:4]])
     near_singles = sorted((t for t in near if t[0] >= MIN_SINGLE_SCORE), key=lambda t: (-t[0], t[1]))

@@ -30,6 +30,9 @@ from esc.contract.semantic import TEXT_CHARS, canonical, is_text
 from esc.contract.sketches import _hash_str, combine_hashes, hash_float_array, hash_int_array, hash_value
 
 ColumnKind = Literal["int", "decimal", "string"]
+UNIQUE_SKIP_ROWS = 50_000
+"""In batches at least this large, columns unique in the batch take no part in combinations (bounded memory:
+a large table's surrogate key would otherwise pair with every other column, each pair an exact set)."""
 
 
 def _groups(hashes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -236,6 +239,9 @@ def profile_batch(
             row_hashes[col] = (h, valid)
             add_cells(acc, col, h, valid)
     cands = key_candidates(names, {c: f.physical for c, f in fields.items()})
+    if n >= UNIQUE_SKIP_ROWS:
+        # a column unique over this many rows is a key on its own: combinations with it are never minimal
+        cands = [c for c in cands if not (fields[c].nonnull == n and fields[c].distinct >= n)]
     combos: dict[tuple[str, ...], ComboProfile] = {}
     for combo in combos_of(cands):
         mask = np.logical_and.reduce([row_hashes[c][1] for c in combo])
