@@ -4,6 +4,11 @@
     .venv/bin/python bench/discovery.py --tpch 0.01,1 --json
     .venv/bin/python bench/discovery.py --packs chinook --tpch ''
     .venv/bin/python bench/discovery.py --eval <pack>/relational   # the packs from another copy
+    .venv/bin/python bench/discovery.py --variants all --tpch ''    # + every dirty variant of every eval pack
+
+Dirty variants (``--variants``) are written by ``tests/data/degrade.py`` into a temporary folder: foreign-key
+columns renamed, 10 % of referenced rows deleted, duplicate rows, codes re-cased, a composite key over a new
+non-id column pair, shuffled columns (see that script).
 
 Scoring (per dataset):
 * identity keys: the set of (source, frozenset(key fields)) pairs, predicted vs true; sources without a predicted
@@ -31,6 +36,7 @@ import json
 import multiprocessing as mp
 import resource
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -43,6 +49,20 @@ from bench._tpch import TPCH_FKS, TPCH_KEYS, tpch_dir  # noqa: E402
 # The eval packs vendored in the repository (tests/data/eval, see its README); --eval reads another copy.
 EVAL = REPO / "tests" / "data" / "eval" / "relational"
 FLIGHTS = REPO / "tests" / "data" / "flights"  # the second test set: codes named unlike their targets, dangling ones
+LAHMAN = REPO / "tests" / "data" / "lahman"  # real data, declared keys: composite keys over codes and years
+EXTRA = {"flights": FLIGHTS, "lahman": LAHMAN}
+
+
+def _degrade() -> Any:
+    """tests/data/degrade.py, loaded by path (tests/ is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("degrade", REPO / "tests" / "data" / "degrade.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["degrade"] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def prf(pred: set[Any], truth: set[Any], optional: set[Any] | None = None) -> dict[str, Any]:
@@ -134,8 +154,12 @@ def run_isolated(name: str, root: Path, truth: dict[str, Any]) -> dict[str, Any]
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
-        "--packs", default="chinook,sakila,northwind,flights",
-        help="comma list of eval packs ('' for none); flights is tests/data/flights",
+        "--packs", default="chinook,sakila,northwind,flights,lahman",
+        help="comma list of eval packs ('' for none); flights and lahman are tests/data/<name>",
+    )
+    ap.add_argument(
+        "--variants", default="",
+        help="comma list of dirty variants of every pack named (tests/data/degrade.py), 'all' for every one",
     )
     ap.add_argument(
         "--eval",
@@ -147,17 +171,25 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of a table")
     args = ap.parse_args()
     results = []
-    for pack in [p for p in args.packs.split(",") if p]:
-        root = FLIGHTS if pack == "flights" else args.eval / pack
-        truth = json.loads((root / "truth.json").read_text())
-        results.append(run_isolated(pack, root / "drop", truth))
+    degrade = _degrade() if args.variants else None
+    every = [*degrade.VARIANTS, *degrade.EXTRA_VARIANTS] if degrade else []
+    variants = every if args.variants == "all" else [v for v in args.variants.split(",") if v]
+    with tempfile.TemporaryDirectory(prefix="esc-degrade-") as tmp:
+        for pack in [p for p in args.packs.split(",") if p]:
+            root = EXTRA.get(pack, args.eval / pack)
+            truth = json.loads((root / "truth.json").read_text())
+            results.append(run_isolated(pack, root / "drop", truth))
+            for v in variants if all("file" in m for m in truth["sources"].values()) else []:
+                out = Path(tmp) / pack / v
+                vt = degrade.degrade(root, v, out)
+                results.append(run_isolated(f"{pack}/{v}", out / "drop", vt))
     for sf in [s for s in args.tpch.split(",") if s]:
         results.append(run_isolated(f"tpch-sf{sf}", tpch_dir(sf), tpch_truth()))
     if args.json:
         print(json.dumps(results, indent=2))
         return
     head = (
-        f"{'dataset':<14}{'records':>10}{'sec':>8}{'RSS MiB':>9}{'wrk MiB':>9}  "
+        f"{'dataset':<22}{'records':>10}{'sec':>8}{'RSS MiB':>9}{'wrk MiB':>9}  "
         f"{'key P/R/F1':<20}{'FK P/R/F1':<20}{'hier P/R/F1':<20}"
     )
     print(head)
@@ -168,7 +200,7 @@ def main() -> None:
             return f"{r[k]['precision']:.2f}/{r[k]['recall']:.2f}/{r[k]['f1']:.2f}"
 
         print(
-            f"{r['dataset']:<14}{r['records']:>10}{r['seconds']:>8.2f}{r['peak_rss_mib']:>9.0f}"
+            f"{r['dataset']:<22}{r['records']:>10}{r['seconds']:>8.2f}{r['peak_rss_mib']:>9.0f}"
             f"{r['worker_peak_rss_mib']:>9.0f}  "
             f"{f('keys'):<20}{f('foreign_keys'):<20}{f('hierarchy'):<20}"
         )

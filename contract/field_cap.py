@@ -78,4 +78,3 @@ class FieldCap:
                 return link
             keep = {k: v for k, v in link.values.items() if k in names}
         return link.model_copy(update={"values": keep})
-

@@ -13,10 +13,20 @@ from typing import Any
 
 import numpy as np
 
-from esc.contract.semantic import canonical, is_year, physical_of, string_hints
-from esc.contract.sketches import BottomK, ExactSet, Examples, HyperLogLog, TopK, hash_value, representative
+from esc.contract.aggregates import Aggregates, FoldedReps, group_values
+from esc.contract.semantic import physical_of
+from esc.contract.sketches import (
+    BottomK,
+    ExactSet,
+    Examples,
+    HyperLogLog,
+    TopK,
+    fold_text,
+    hash_value,
+    sorted_unique,
+)
 from esc.contract.typing import PhysicalType, widen
-from esc.contract.value_order import add_counts, lower, number, upper
+from esc.contract.value_order import add_counts, lower, upper
 
 
 @dataclass(frozen=True)
@@ -57,6 +67,8 @@ class FieldProfile:
     top: TopK
     examples: Examples
     caps: Caps = field(default=DEFAULT_CAPS, compare=False)
+    folded_exact: ExactSet | None = None  # values under fold_text (codes), when folding changed any of them
+    folded_sample: BottomK | None = None
 
     # ---------------------------------------------------------------------------------------------- building
     @classmethod
@@ -132,6 +144,7 @@ class FieldProfile:
             top=self.top.merge(other.top),
             examples=self.examples.merge(other.examples),
             caps=self.caps,
+            **_merge_folded(self, other),
         )
 
     # ---------------------------------------------------------------------------------------------- reading
@@ -148,6 +161,12 @@ class FieldProfile:
         if self.exact.hashes is not None:
             return float(len(self.exact.hashes))
         return min(self.hll.estimate(), float(self.nonnull))
+
+    def folded(self) -> tuple[ExactSet, BottomK]:
+        """Exact set and sample of the values under ``fold_text`` (the raw ones when folding changes none)."""
+        if self.folded_exact is None or self.folded_sample is None:
+            return self.exact, self.sample
+        return self.folded_exact, self.folded_sample
 
     @property
     def distinct_exact(self) -> bool:
@@ -193,6 +212,13 @@ class FieldProfile:
             "sample": self.sample.to_dict(),
             "top": self.top.to_dict(),
             "examples": self.examples.to_dict(),
+            **(
+                {}
+                if self.folded_exact is None or self.folded_sample is None
+                else {
+                    "folded": {"exact": self.folded_exact.to_dict(), "sample": self.folded_sample.to_dict()}
+                }
+            ),
         }
 
     @classmethod
@@ -219,113 +245,9 @@ class FieldProfile:
             top=TopK.from_dict(d["top"]),
             examples=Examples.from_dict(d["examples"]),
             caps=caps,
+            folded_exact=ExactSet.from_dict(d["folded"]["exact"]) if d.get("folded") else None,
+            folded_sample=BottomK.from_dict(d["folded"]["sample"]) if d.get("folded") else None,
         )
-
-
-def group_values(pairs: Iterable[tuple[Any, int]]) -> tuple[Aggregates, list[int], np.ndarray, list[Any]]:
-    """Raw values with counts -> aggregates, and one group per (canonical hash, physical type)."""
-    groups: dict[tuple[int, str], list[Any]] = {}  # (hash, physical type) -> [raw value, count, rep]
-    for v, n in pairs:
-        h = hash_value(v)
-        if h is None:
-            continue
-        key = (h, physical_of(v))
-        g = groups.get(key)
-        if g is None:
-            groups[key] = [v, n, canonical(v)]
-        else:
-            g[1] += n
-            g[2] = representative(g[2], canonical(v))
-    items = list(groups.items())
-    weights = [g[1] for _, g in items]
-    agg = classify([g[0] for _, g in items], weights, [k[1] for k, _ in items])
-    return agg, weights, np.array([k[0] for k, _ in items], dtype=np.uint64), [g[2] for _, g in items]
-
-
-class _FoldedReps(Sequence[Any]):
-    def __init__(self, reps: Sequence[Any], order: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> None:
-        self.reps, self.order, self.starts, self.ends = reps, order, starts, ends
-
-    def __len__(self) -> int:
-        return len(self.starts)
-
-    def __getitem__(self, g: int) -> Any:  # type: ignore[override]
-        a, b = int(self.starts[g]), int(self.ends[g])
-        r = self.reps[int(self.order[a])]
-        for j in range(a + 1, b):
-            r = representative(r, self.reps[int(self.order[j])])
-        return r
-
-
-@dataclass(frozen=True)
-class Aggregates:
-    """The non-sketch part of a field profile: counts, types, hints, ranges and lengths."""
-
-    nonnull: int = 0
-    types: Mapping[str, int] = field(default_factory=dict)
-    hints: Mapping[str, int] = field(default_factory=dict)
-    num_min: Any = None
-    num_max: Any = None
-    str_min: str | None = None
-    str_max: str | None = None
-    len_min: int | None = None
-    len_max: int | None = None
-    len_sum: int = 0
-    str_count: int = 0
-    words_sum: int = 0
-
-    def merge(self, o: Aggregates) -> Aggregates:
-        return Aggregates(
-            self.nonnull + o.nonnull,
-            add_counts(self.types, o.types),
-            add_counts(self.hints, o.hints),
-            lower(self.num_min, o.num_min),
-            upper(self.num_max, o.num_max),
-            lower(self.str_min, o.str_min),
-            upper(self.str_max, o.str_max),
-            lower(self.len_min, o.len_min),
-            upper(self.len_max, o.len_max),
-            self.len_sum + o.len_sum,
-            self.str_count + o.str_count,
-            self.words_sum + o.words_sum,
-        )
-
-
-def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | None = None) -> Aggregates:
-    """Aggregates of raw values with weights (``phys``: their physical types, when already known)."""
-    types: dict[str, int] = {}
-    hints: dict[str, int] = {}
-    num_min: Any = None
-    num_max: Any = None
-    str_min: str | None = None
-    str_max: str | None = None
-    len_min: int | None = None
-    len_max: int | None = None
-    len_sum = str_count = words_sum = 0
-    nonnull = 0
-    for i, (raw, wt) in enumerate(zip(raws, weights, strict=True)):
-        nonnull += wt
-        t = phys[i] if phys is not None else physical_of(raw)
-        types[t] = types.get(t, 0) + wt
-        if t in ("int", "float", "decimal"):
-            cv = number(raw)
-            num_min = lower(num_min, cv)
-            num_max = upper(num_max, cv)
-            if t == "int" and cv is not None and is_year(cv):
-                hints["year"] = hints.get("year", 0) + wt
-        elif isinstance(raw, str):
-            if t in ("string", "text"):
-                n = len(raw)
-                len_min, len_max = lower(len_min, n), upper(len_max, n)
-                len_sum += n * wt
-                str_count += wt
-                words_sum += len(raw.split()) * wt
-                for hint in string_hints(raw):
-                    hints[hint] = hints.get(hint, 0) + wt
-            if t in ("string", "text", "date", "datetime"):
-                str_min, str_max = lower(str_min, raw), upper(str_max, raw)
-    return Aggregates(nonnull, dict(sorted(types.items())), dict(sorted(hints.items())), num_min, num_max,
-                      str_min, str_max, len_min, len_max, len_sum, str_count, words_sum)  # fmt: skip
 
 
 def build_from_groups(
@@ -353,7 +275,7 @@ def build_from_groups(
         ends = np.concatenate([starts[1:], [len(sh)]])
         counts = np.add.reduceat(counts, starts)
         sh = sh[starts]
-        reps = _FoldedReps(reps, order, starts, ends)
+        reps = FoldedReps(reps, order, starts, ends)
         order = np.arange(len(sh))
     top_items: list[tuple[int, Any, int]] = []
     if len(sh):
@@ -386,5 +308,37 @@ def build_from_groups(
         sample=BottomK(caps.sample_k, sh[: caps.sample_k]),
         top=TopK(caps.top_k, tuple(top_items)),
         examples=Examples(caps.examples, ex_items),
+        **_folded(sh, order, reps, caps) if "string" in agg.types else {},
         caps=caps,
     )
+
+
+FOLD_MAX_CHARS = 24
+"""Only short strings without inner spaces (codes) are folded; prose and names are compared as they are."""
+
+
+def _folded(sh: np.ndarray, order: np.ndarray, reps: Sequence[Any], caps: Caps) -> dict[str, Any]:
+    """The folded sketches of one batch's distinct values, or nothing when folding changes none of them."""
+    fh = sh.copy()
+    changed = False
+    for i in range(len(sh)):
+        r = reps[int(order[i])]
+        if isinstance(r, str) and len(r) <= FOLD_MAX_CHARS and physical_of(r) == "string":
+            t = fold_text(r)
+            if t != r and not any(ch.isspace() for ch in t):
+                fh[i] = hash_value(t) or 0
+                changed = True
+    if not changed:
+        return {}
+    u = sorted_unique(fh)
+    return {
+        "folded_exact": ExactSet(caps.exact, u if len(u) <= caps.exact else None),
+        "folded_sample": BottomK(caps.sample_k, u[: caps.sample_k]),
+    }
+
+
+def _merge_folded(a: FieldProfile, b: FieldProfile) -> dict[str, Any]:
+    if a.folded_exact is None and b.folded_exact is None:
+        return {}
+    (ea, sa), (eb, sb) = a.folded(), b.folded()
+    return {"folded_exact": ea.merge(eb), "folded_sample": sa.merge(sb)}

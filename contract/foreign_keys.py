@@ -26,25 +26,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
+from esc.contract.fk_values import (
+    VALUES_MIN,
+    field_containment,
+    folded_evidence,
+    spread_fit,
+    value_evidence,
+)
 from esc.contract.keys import KeyResult
 from esc.contract.model import Endpoint, ForeignKey
 from esc.contract.names import base_name, names_source, norm, source_stem, strip_prefix
 from esc.contract.profile import SourceProfile
 from esc.contract.semantic import id_word, tokens
-from esc.contract.sketches import BottomK, ExactSet, containment
+from esc.contract.sketches import Containment
 
 EXACT_MIN = 0.99  # containment needed when both sides are exact
 ESTIMATE_MIN = 0.97  # containment needed from samples
 MIN_CHECKED = 8  # sampled values needed before a sampled containment counts
 NESTING_MIN = 0.99  # share of child rows equal to the parent key
-DANGLING_MIN = 0.8  # containment enough when the name says it strongly (same name, prefix, role): parents may be missing
-VALUES_MIN = 0.9  # containment needed when only the values say so
-VALUES_ONLY = 0.55  # name score of a values-only candidate: any name evidence wins over it
-MIN_TARGET_DISTINCT = 20
-MAX_CODE_CHARS = 24
-
+DANGLING_MIN = (
+    0.8  # containment enough when the name says it strongly (same name, prefix, role): parents may be missing
+)
 PERSON_ROLES = {
     "rep",
     "representative",
@@ -79,6 +82,8 @@ class Candidate:
     ratio: float
     exact: bool
     checked: int
+    folded: bool = False
+    fit: float = 0.0  # values-only integers: how tightly the column covers the key's range
 
 
 def name_evidence(col: str, s_prefix: str, target: str, key: str, t_prefix: str) -> tuple[float, str] | None:
@@ -117,22 +122,6 @@ def _bare_id(col: str, prefix: str) -> bool:
     return bool(words) and all(w in ("id", "key", "fk", "ref", "code", "no", "pk") for w in words)
 
 
-def value_evidence(child: Any, key: Any) -> tuple[float, str] | None:
-    """Evidence from the values alone, for a column named unlike its target (``origin`` -> ``airports.faa``):
-    text codes of the key's shape (no longer than ``MAX_CODE_CHARS``, lengths within the key's), a target with at
-    least ``MIN_TARGET_DISTINCT`` values, a child with at least two. Numbers never qualify: dense 1..N ids are
-    contained in every other 1..N id (the classic false inclusion dependency)."""
-    if child.physical != "string" or key.physical != "string":
-        return None
-    if key.distinct < MIN_TARGET_DISTINCT or child.distinct < 2 or child.nonnull < 5:
-        return None
-    if None in (child.len_min, child.len_max, key.len_min, key.len_max):
-        return None
-    if key.len_max > MAX_CODE_CHARS or child.len_min < key.len_min or child.len_max > key.len_max:
-        return None
-    return VALUES_ONLY, "values_only"
-
-
 def _floors(score: float, rule: str) -> tuple[float, float]:
     """(exact, estimated) containment a candidate needs: strong names tolerate dangling references (a parent
     table missing some rows), values alone need most of them, weaker names nearly all."""
@@ -143,16 +132,20 @@ def _floors(score: float, rule: str) -> tuple[float, float]:
     return EXACT_MIN, ESTIMATE_MIN
 
 
-def _sets(p: SourceProfile, col: str) -> tuple[ExactSet, BottomK]:
-    f = p.fields[col]
-    return f.exact, f.sample
-
-
 def _range_ok(child: SourceProfile, col: str, parent: SourceProfile, key: str) -> bool:
     a, b = child.fields[col], parent.fields[key]
     if a.num_min is None or b.num_min is None or a.num_max is None or b.num_max is None:
         return True
     return bool(a.num_min >= b.num_min and a.num_max <= b.num_max)
+
+
+def _passes(c: Containment, exact_min: float, estimate_min: float, tolerant: bool) -> bool:
+    """Whether containment ``c`` clears the floors; under a strong name one missing value of a few is tolerated
+    (a parent table missing a row: 1 of 2 references dangling is no evidence against the name)."""
+    if c.exact:
+        missing = round(c.checked * (1 - c.ratio))
+        return c.ratio >= exact_min or (tolerant and missing <= 1 and c.ratio > 0)
+    return c.ratio >= estimate_min and c.checked >= MIN_CHECKED
 
 
 def single_candidates(
@@ -173,33 +166,61 @@ def single_candidates(
         if t == source and k == col:
             continue
         tp = profiles[t]
+        kf = tp.fields[k]
         t_prefix = tp.column_prefix()
         ev = name_evidence(col, s_prefix, t, k, t_prefix)
         if ev is None:
-            if own is not None and col in own.fields:
-                continue  # a column of the source's own key identifies its rows; without a name it refers nowhere
-            ev = value_evidence(f, tp.fields[k])
+            if (
+                own is not None
+                and own.fields == [col]
+                and (id_word(col) or names_source(col, source, s_prefix))
+            ):
+                continue  # the source's own id identifies its rows; without a name it refers nowhere
+            if t == source:
+                continue  # a reference to its own rows needs a name (``ReportsTo``): values alone never say so
+            ev = value_evidence(f, kf)
             if ev is None:
                 continue
-        if own is not None and own.fields == [col] and t != source and (
-            names_source(col, source, s_prefix) or _bare_id(col, s_prefix)
+        if (
+            own is not None
+            and own.fields == [col]
+            and t != source
+            and (names_source(col, source, s_prefix) or _bare_id(col, s_prefix))
         ):
             continue  # the source's own id (named after it, or a bare ``id``) identifies, it does not refer
-        if tp.fields[k].physical != f.physical and "string" not in (f.physical, tp.fields[k].physical):
+        if kf.physical != f.physical and "string" not in (f.physical, kf.physical):
             continue
-        c = containment(*_sets(p, col), *_sets(tp, k))
+        c, folded = field_containment(f, kf)
         exact_min, estimate_min = _floors(ev[0], ev[1])
-        if c.exact and c.ratio < exact_min:
-            continue
-        if not c.exact and (c.ratio < estimate_min or c.checked < MIN_CHECKED):
+        if not _passes(c, exact_min, estimate_min, ev[0] >= 0.9):
             continue
         if not _range_ok(p, col, tp, k) and c.ratio >= EXACT_MIN:
             continue
-        if f.distinct * c.ratio > tp.fields[k].distinct * 1.05 + 1:
+        if f.distinct * c.ratio > kf.distinct * 1.05 + 1:
             continue  # more (contained) child values than the key has: not a reference to it
-        out.append(Candidate(t, k, ev[0], ev[1], names_source(k, t, t_prefix), c.ratio, c.exact, c.checked))
-    out.sort(key=lambda c: (-c.name_score, not c.key_names_target, -c.ratio, c.target))
+        fit = spread_fit(f, kf) if ev[1] == "values_only" and f.physical == "int" else 0.0
+        out.append(
+            Candidate(
+                t, k, ev[0], ev[1], names_source(k, t, t_prefix), c.ratio, c.exact, c.checked, folded, fit
+            )
+        )
+    out.sort(key=lambda c: (-c.name_score, not c.key_names_target, -c.ratio, -c.fit, c.target))
     return out
+
+
+def _ambiguous(best: Candidate, second: Candidate | None) -> bool:
+    """Two equally good targets: say nothing. Values alone never choose between two targets."""
+    if second is None:
+        return False
+    if best.name_rule == "values_only" and second.name_rule == "values_only":
+        # the smallest key holding all of the values is the likeliest parent (a sample of m values from N is
+        # C(N2, m) / C(N1, m) times likelier from the smaller N1): only an equal fit leaves it open
+        return second.ratio >= best.ratio and second.fit >= best.fit
+    return (
+        second.name_score == best.name_score
+        and second.key_names_target == best.key_names_target
+        and second.ratio >= best.ratio
+    )
 
 
 def infer_single(
@@ -212,14 +233,8 @@ def infer_single(
             if not cands:
                 continue
             best = cands[0]
-            second = cands[1] if len(cands) > 1 else None
-            if (
-                second is not None
-                and second.name_score == best.name_score
-                and second.key_names_target == best.key_names_target
-                and second.ratio >= best.ratio
-            ):
-                continue  # two equally good targets: ambiguous, say nothing
+            if _ambiguous(best, cands[1] if len(cands) > 1 else None):
+                continue
             key = keys[best.target]
             assert key is not None
             conf = best.name_score * (0.55 + 0.45 * best.ratio) * (0.85 + 0.15 * key.confidence)
@@ -236,6 +251,7 @@ def infer_single(
                             "containment": round(best.ratio, 4),
                             "containment_exact": best.exact,
                             "checked_values": best.checked,
+                            **folded_evidence(best.folded),
                             "target_is_identity_key": True,
                             "child_distinct": round(profiles[source].fields[col].distinct),
                             "parent_distinct": round(profiles[best.target].fields[best.key].distinct),
@@ -244,139 +260,23 @@ def infer_single(
                     }
                 )
             )
-    return fks
+    return _drop_values_only_beside_named(fks)
 
 
-def infer_composite(
-    profiles: Mapping[str, SourceProfile], keys: Mapping[str, KeyResult | None]
-) -> list[ForeignKey]:
-    """Composite references: every column of a composite target key matched by name, tuples contained."""
-    out: list[ForeignKey] = []
-    for t, key in sorted(keys.items()):
-        if key is None or len(key.fields) < 2:
-            continue
-        tp = profiles[t]
-        target_combo = tp.combos.get(tuple(key.fields))
-        if target_combo is None:
-            continue
-        t_prefix = tp.column_prefix()
-        for source, p in sorted(profiles.items()):
-            if source == t:
-                continue
-            s_prefix = p.column_prefix()
-            match: list[str] = []
-            rules: list[str] = []
-            for k in key.fields:
-                best = None
-                for c in p.columns():
-                    ev = name_evidence(c, s_prefix, t, k, t_prefix)
-                    if (
-                        ev is not None
-                        and ev[0] >= 0.9
-                        and c not in match
-                        and (best is None or ev[0] > best[0])
-                    ):
-                        best = (ev[0], c, ev[1])
-                if best is None:
-                    break
-                match.append(best[1])
-                rules.append(best[2])
-            if len(match) != len(key.fields):
-                continue
-            combo = p.combos.get(tuple(match))
-            if combo is None or combo.rows == 0:
-                continue
-            cont = containment(combo.exact, combo.sample, target_combo.exact, target_combo.sample)
-            if (cont.exact and cont.ratio < EXACT_MIN) or (
-                not cont.exact and (cont.ratio < ESTIMATE_MIN or cont.checked < MIN_CHECKED)
-            ):
-                continue
-            ev_all: dict[str, Any] = {
-                "name": rules,
-                "containment": round(cont.ratio, 4),
-                "containment_exact": cont.exact,
-                "checked_values": cont.checked,
-                "target_is_identity_key": True,
-            }
-            out.append(
-                ForeignKey.model_validate(
-                    {
-                        "from": {"source": source, "fields": match},
-                        "to": {"source": t, "fields": list(key.fields)},
-                        "confidence": round(min(0.99, 0.9 * (0.55 + 0.45 * cont.ratio)), 3),
-                        "evidence": ev_all,
-                    }
-                )
-            )
-    return out
-
-
-def infer_nesting(
-    profiles: Mapping[str, SourceProfile], keys: Mapping[str, KeyResult | None]
-) -> list[tuple[str, str, list[str], list[str], float]]:
-    """(child, parent, child_fields, parent_fields, share) for nested children whose rows carry the parent key."""
-    out = []
-    for child, p in sorted(profiles.items()):
-        if p.parent is None or p.parent.rows == 0:
-            continue
-        parent = p.parent.parent
-        key = keys.get(parent)
-        pairs = p.parent.pairs()
-        if key is None:
-            continue
-        child_fields: list[str] = []
-        shares: list[float] = []
-        for k in key.fields:
-            hits = [
-                (n / p.parent.rows, c) for c, pk, n in pairs if pk == k and n / p.parent.rows >= NESTING_MIN
-            ]
-            if not hits:
-                break
-            hits.sort(key=lambda h: (-h[0], norm(h[1]) != norm(k), h[1]))
-            child_fields.append(hits[0][1])
-            shares.append(hits[0][0])
-        if len(child_fields) == len(key.fields):
-            out.append((child, parent, child_fields, list(key.fields), min(shares)))
-    return out
-
-
-def nesting_fks(nest: list[tuple[str, str, list[str], list[str], float]]) -> list[ForeignKey]:
+def _drop_values_only_beside_named(fks: list[ForeignKey]) -> list[ForeignKey]:
+    """A reference by values alone to a target its source already references through a named column is a
+    measure that happens to fall in the key's range (``ps_availqty`` 1..9999 beside ``ps_suppkey``): dropped."""
+    named = {(fk.from_.source, fk.to.source) for fk in fks if fk.evidence.get("name") != "values_only"}
     return [
-        ForeignKey.model_validate(
-            {
-                "from": {"source": child, "fields": cf},
-                "to": {"source": parent, "fields": pf},
-                "confidence": round(min(0.99, 0.9 + 0.09 * share), 3),
-                "evidence": {"nesting": True, "equal_to_parent_key": round(share, 4)},
-            }
-        )
-        for child, parent, cf, pf, share in nest
+        fk
+        for fk in fks
+        if fk.evidence.get("name") != "values_only" or (fk.from_.source, fk.to.source) not in named
     ]
-
-
-def dedupe(fks: list[ForeignKey]) -> list[ForeignKey]:
-    """One foreign key per signature (the most confident), evidence of the others merged in."""
-    best: dict[tuple[str, tuple[str, ...], str, tuple[str, ...]], ForeignKey] = {}
-    for fk in fks:
-        sig = fk.signature()
-        old = best.get(sig)
-        if old is None:
-            best[sig] = fk
-            continue
-        hi, lo = (fk, old) if fk.confidence > old.confidence else (old, fk)
-        merged = {**lo.evidence, **hi.evidence}
-        best[sig] = hi.model_copy(
-            update={"evidence": merged, "confidence": max(hi.confidence, lo.confidence)}
-        )
-    return [best[s] for s in sorted(best)]
 
 
 __all__ = [
     "Endpoint",
-    "dedupe",
-    "infer_composite",
-    "infer_nesting",
     "infer_single",
     "name_evidence",
-    "nesting_fks",
+    "single_candidates",
 ]

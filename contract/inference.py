@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from esc.contract.foreign_keys import dedupe, infer_composite, infer_nesting, infer_single, nesting_fks
+from esc.contract.fk_composite import dedupe, infer_composite, infer_nesting, nesting_fks
+from esc.contract.foreign_keys import infer_single
 from esc.contract.hierarchy import infer_hierarchy
 from esc.contract.keys import KeyResult, infer_key, junction_key
 from esc.contract.model import Contract, ForeignKey, SourceSpec
@@ -26,7 +27,7 @@ def _all_fks(
 def infer_keys_and_fks(
     profiles: Mapping[str, SourceProfile],
 ) -> tuple[dict[str, KeyResult | None], list[ForeignKey], list[tuple[str, str, list[str], list[str], float]]]:
-    keys: dict[str, KeyResult | None] = {s: infer_key(p) for s, p in sorted(profiles.items())}
+    keys: dict[str, KeyResult | None] = {s: infer_key(p, profiles) for s, p in sorted(profiles.items())}
     fks, nest = _all_fks(profiles, keys)
     changed = False
     for s, p in profiles.items():

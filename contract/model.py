@@ -141,7 +141,9 @@ class Contract(_Model):
                 return None
             if len(_FID_INDEX) >= 16:
                 _FID_INDEX.clear()
-            _FID_INDEX[id(self)] = {f.id: (s, i) for s, spec in self.sources.items() for i, f in enumerate(spec.fields)}
+            _FID_INDEX[id(self)] = {
+                f.id: (s, i) for s, spec in self.sources.items() for i, f in enumerate(spec.fields)
+            }
         return None
 
 

@@ -4,100 +4,36 @@
 associative (exactly while the exact sets stay under their caps, within sketch error after); ``to_dict`` /
 ``from_dict`` give a JSON-able form for a compacted Kafka table; ``to_field_spec`` gives the catalog entry.
 
-Key candidates: for the columns whose names look like ids (plus the first column), every ordered pair and
-triple gets a :class:`ComboProfile` (exact set of hashed tuples up to ``caps.combo`` for pairs and
-``caps.exact`` for triples, then HLL), so composite uniqueness can be proven or estimated later.
+Column combinations (``esc.contract.combos``): pairs and triples of key-candidate columns and the whole row get
+a :class:`ComboProfile` (exact set of hashed tuples up to ``caps.combo`` for pairs and ``caps.exact`` for
+triples, then HLL), so composite uniqueness and duplicate rows can be proven or estimated later.
 Nested children also keep :class:`ParentStats`: how often each child column equals each parent column.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from esc.contract.combos import (
+    ROW,
+    ComboProfile,
+    add_cells,
+    combo_key,
+    combos_of,
+    key_candidates,
+    row_combo,
+)
 from esc.contract.field_profile import DEFAULT_CAPS, Caps, FieldProfile
 from esc.contract.model import FieldSpec
 from esc.contract.records import Record, field_id
-from esc.contract.semantic import FieldStats, id_word, semantic_of
-from esc.contract.sketches import BottomK, ExactSet, HyperLogLog, combine_hashes, hash_value, sorted_unique
+from esc.contract.semantic import FieldStats, semantic_of
+from esc.contract.sketches import combine_hashes, hash_value
 
-MAX_KEY_COLUMNS = 6
-"""Id-like columns (by position) that take part in composite key candidates."""
 MAX_PARENT_COLUMNS = 32
-
-
-@dataclass(frozen=True, eq=False)
-class ComboProfile:
-    """Tuples of one ordered column combination, over rows where all of them are non-null."""
-
-    columns: tuple[str, ...]
-    rows: int
-    dup: bool  # a repeated tuple was seen (sticky); the exact set is dropped then (uniqueness is decided)
-    hll: HyperLogLog
-    exact: ExactSet
-    sample: BottomK
-
-    @classmethod
-    def of(cls, columns: tuple[str, ...], hashes: np.ndarray, caps: Caps) -> ComboProfile:
-        u = sorted_unique(hashes)
-        cap = caps.combo if len(columns) <= 2 else caps.exact
-        dup = len(u) < len(hashes)
-        return cls(
-            columns,
-            len(hashes),
-            dup,
-            HyperLogLog.empty(caps.hll_p).add(u),
-            ExactSet(cap, u if len(u) <= cap and not dup else None),
-            BottomK(caps.sample_k, u[: caps.sample_k]),
-        )
-
-    def merge(self, other: ComboProfile) -> ComboProfile:
-        cap = min(self.exact.cap, other.exact.cap)
-        dup = self.dup or other.dup
-        exact: np.ndarray | None = None
-        if not dup and self.exact.hashes is not None and other.exact.hashes is not None:
-            u = sorted_unique(np.concatenate([self.exact.hashes, other.exact.hashes]))
-            dup = len(u) < len(self.exact.hashes) + len(other.exact.hashes)
-            exact = u if len(u) <= cap and not dup else None
-        return ComboProfile(
-            self.columns,
-            self.rows + other.rows,
-            dup,
-            self.hll.merge(other.hll),
-            ExactSet(cap, exact),
-            self.sample.merge(other.sample),
-        )
-
-    @property
-    def distinct(self) -> float:
-        if self.exact.hashes is not None:
-            return float(len(self.exact.hashes))
-        return min(self.hll.estimate(), float(self.rows))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "columns": list(self.columns),
-            "rows": self.rows,
-            "dup": self.dup,
-            "hll": self.hll.to_dict(),
-            "exact": self.exact.to_dict(),
-            "sample": self.sample.to_dict(),
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> ComboProfile:
-        return cls(
-            tuple(d["columns"]),
-            int(d["rows"]),
-            bool(d["dup"]),
-            HyperLogLog.from_dict(d["hll"]),
-            ExactSet.from_dict(d["exact"]),
-            BottomK.from_dict(d["sample"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -122,18 +58,6 @@ class ParentStats:
 
     def pairs(self) -> list[tuple[str, str, int]]:
         return [(*k.split("\x1f", 1), v) for k, v in self.matches.items()]  # type: ignore[misc]
-
-
-def key_candidates(columns: Sequence[str]) -> list[str]:
-    """Columns (in the given position order) that take part in composite key candidates."""
-    out = [c for c in columns if id_word(c) is not None][:MAX_KEY_COLUMNS]
-    if columns and columns[0] not in out:
-        out = [columns[0], *out][:MAX_KEY_COLUMNS]
-    return out
-
-
-def combos_of(cands: Sequence[str]) -> list[tuple[str, ...]]:
-    return [*itertools.combinations(cands, 2), *itertools.combinations(cands, 3)]
 
 
 @dataclass(frozen=True, eq=False)
@@ -178,15 +102,37 @@ class SourceProfile:
             for c in names
         }
         combos: dict[tuple[str, ...], ComboProfile] = {}
-        cands = key_candidates(names)
-        if len(cands) >= 2:
-            col_hashes = {c: [hash_value(row.get(c)) for row in rows] for c in cands}
-            for combo in combos_of(cands):
-                cols = [col_hashes[c] for c in combo]
-                ok = [i for i in range(len(rows)) if all(col[i] is not None for col in cols)]
-                arrays = [np.array([col[i] for i in ok], dtype=np.uint64) for col in cols]
-                hashes = combine_hashes(arrays) if ok else np.empty(0, np.uint64)
-                combos[combo] = ComboProfile.of(combo, hashes, caps)
+        cands = key_candidates(names, {c: f.physical for c, f in fields.items()})
+        n = len(rows)
+        acc = np.zeros(n, dtype=np.uint64)
+        col_hashes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for c in names:
+            memo: dict[tuple[type, Any], int | None] = {}
+            hs = np.zeros(n, dtype=np.uint64)
+            valid = np.zeros(n, dtype=bool)
+            for i, row in enumerate(rows):
+                v = row.get(c)
+                if v is None:
+                    continue
+                try:
+                    h = (
+                        memo[(type(v), v)]
+                        if (type(v), v) in memo
+                        else memo.setdefault((type(v), v), hash_value(v))
+                    )
+                except TypeError:  # lists and dicts
+                    h = hash_value(v)
+                if h is not None:
+                    hs[i], valid[i] = h, True
+            add_cells(acc, c, hs, valid)
+            if c in cands:
+                col_hashes[c] = (hs, valid)
+        for combo in combos_of(cands):
+            mask = np.logical_and.reduce([col_hashes[c][1] for c in combo])
+            hashes = combine_hashes([col_hashes[c][0][mask] for c in combo]) if n else np.empty(0, np.uint64)
+            combos[combo] = ComboProfile.of(combo, hashes, caps)
+        if n:
+            combos[ROW] = row_combo(acc, caps)
         return cls(name, len(rows), fields, combos, None, formats)
 
     def with_parent(self, stats: ParentStats) -> SourceProfile:
@@ -246,6 +192,15 @@ class SourceProfile:
             cached = (len(self.fields), column_prefix(self.columns()))
             object.__setattr__(self, "_prefix", cached)
         return cached[1]
+
+    def combo(self, columns: Sequence[str]) -> ComboProfile | None:
+        """The tuple sketch of these columns (in any order), when they were tracked."""
+        return self.combos.get(combo_key(columns))
+
+    def row_sketch(self) -> ComboProfile | None:
+        """The whole-row sketch, when it covers every record (``rows - distinct`` = exact duplicate rows)."""
+        r = self.combos.get(ROW)
+        return r if r is not None and r.rows == self.records else None
 
     def null_rate(self, name: str) -> float:
         f = self.fields.get(name)
@@ -332,17 +287,6 @@ class SourceProfile:
             else ParentStats(p["parent"], p["array_path"], int(p["rows"]), dict(p["matches"])),
             tuple(d.get("formats", ())),
         )
-
-
-def _empty_combo(like: ComboProfile) -> ComboProfile:
-    return ComboProfile(
-        like.columns,
-        0,
-        False,
-        HyperLogLog.empty(like.hll.p),
-        ExactSet(like.exact.cap, np.empty(0, np.uint64)),
-        BottomK.empty(like.sample.k),
-    )
 
 
 def _parent_stats(records: Iterable[Record]) -> ParentStats:

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from esc.contract.combos import ROW, ComboProfile, add_cells, combos_of, key_candidates, row_combo
 from esc.contract.field_profile import (
     DEFAULT_CAPS,
     Aggregates,
@@ -24,11 +25,14 @@ from esc.contract.field_profile import (
     build_from_groups,
     group_values,
 )
-from esc.contract.profile import ComboProfile, SourceProfile, combos_of, key_candidates
+from esc.contract.profile import SourceProfile
 from esc.contract.semantic import TEXT_CHARS, canonical, is_text
 from esc.contract.sketches import _hash_str, combine_hashes, hash_float_array, hash_int_array, hash_value
 
 ColumnKind = Literal["int", "decimal", "string"]
+UNIQUE_SKIP_ROWS = 50_000
+"""In batches at least this large, columns unique in the batch take no part in combinations (bounded memory:
+a large table's surrogate key would otherwise pair with every other column, each pair an exact set)."""
 
 
 def _groups(hashes: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -216,10 +220,10 @@ def profile_batch(
 ) -> SourceProfile:
     """Profile of one Arrow batch of source ``name``; columns missing from ``kinds`` are strings."""
     names = list(batch.schema.names)
-    cands = key_candidates(names)
-    track = len(cands) >= 2
+    n = batch.num_rows
     fields: dict[str, FieldProfile] = {}
     row_hashes: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    acc = np.zeros(n, dtype=np.uint64)
     for i, col in enumerate(names):
         arr = batch.column(i)
         if isinstance(arr, pa.ChunkedArray):
@@ -227,17 +231,22 @@ def profile_batch(
         if arr.null_count == len(arr):
             # a column of nulls only: like the record path, it is known but has no values
             fields[col] = FieldProfile.of(col, [], col, i, caps)
-            if track and col in cands:
-                row_hashes[col] = (np.zeros(len(arr), np.uint64), np.zeros(len(arr), bool))
+            row_hashes[col] = (np.zeros(len(arr), np.uint64), np.zeros(len(arr), bool))
             continue
-        prof, h, valid = _column(col, i, arr, kinds.get(col, "string"), caps, track and col in cands)
+        prof, h, valid = _column(col, i, arr, kinds.get(col, "string"), caps, True)
         fields[col] = prof
         if h is not None and valid is not None:
             row_hashes[col] = (h, valid)
+            add_cells(acc, col, h, valid)
+    cands = key_candidates(names, {c: f.physical for c, f in fields.items()})
+    if n >= UNIQUE_SKIP_ROWS:
+        # a column unique over this many rows is a key on its own: combinations with it are never minimal
+        cands = [c for c in cands if not (fields[c].nonnull == n and fields[c].distinct >= n)]
     combos: dict[tuple[str, ...], ComboProfile] = {}
-    if track:
-        for combo in combos_of(cands):
-            mask = np.logical_and.reduce([row_hashes[c][1] for c in combo])
-            hashes = combine_hashes([row_hashes[c][0][mask] for c in combo])
-            combos[combo] = ComboProfile.of(combo, hashes, caps)
-    return SourceProfile(name, batch.num_rows, fields, combos, None, ())
+    for combo in combos_of(cands):
+        mask = np.logical_and.reduce([row_hashes[c][1] for c in combo])
+        hashes = combine_hashes([row_hashes[c][0][mask] for c in combo])
+        combos[combo] = ComboProfile.of(combo, hashes, caps)
+    if n:
+        combos[ROW] = row_combo(acc, caps)
+    return SourceProfile(name, n, fields, combos, None, ())

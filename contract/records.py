@@ -60,7 +60,9 @@ class Record(BaseModel):
     values: dict[str, Any]
     location: Location
     parent: ParentLink | None = None
-    array_path: str | None = None  # for nested children: JSON path of the embedded array, e.g. "$[*].InvoiceLine"
+    array_path: str | None = (
+        None  # for nested children: JSON path of the embedded array, e.g. "$[*].InvoiceLine"
+    )
 
     def content_hash(self) -> str:
         """Stable hash of source + values (used to make re-delivery idempotent)."""

@@ -1,157 +1,62 @@
-"""Mergeable sketches with bounded memory: canonical value hashing, HyperLogLog, exact-while-small hash sets,
-bottom-k (KMV) samples, Misra-Gries top-k and deterministic examples.
+"""Mergeable sketches with bounded memory: HyperLogLog, exact-while-small hash sets, bottom-k (KMV) samples and
+containment between columns. Hashing is ``esc.contract.hashing``; top values and examples are
+``esc.contract.frequent`` (both re-exported here).
 
 Every sketch is an immutable value: ``merge`` returns a new sketch and never touches its inputs, so merges can
-be tested for commutativity and associativity. Values are hashed through one canonical form, so that ``"17"``
-from a CSV file, ``17`` from JSON and ``17.0`` from a float column hash alike, and ``"01581"`` (a code with a
-leading zero) stays a string. The same hash is computed value by value (:func:`hash_value`) and vectorised
-(:func:`hash_int_array`, :func:`hash_float_array`), and the two agree bit for bit.
+be tested for commutativity and associativity.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
-import json
 import math
-import re
-import struct
-from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import Any
 
 import numpy as np
 
-MASK64 = (1 << 64) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
-_M1 = 0xBF58476D1CE4E5B9
-_M2 = 0x94D049BB133111EB
-_FLOAT_TAG = 0x5F3759DF5F3759DF
-_BOOL_TAG = 0x0B00_0B00_0B00_0B00
+from esc.contract.frequent import Examples, TopK, representative
+from esc.contract.hashing import (
+    DEC_RE,
+    INT_RE,
+    MASK64,
+    _hash_str,
+    _pack,
+    _unpack,
+    combine_hash,
+    combine_hashes,
+    fold_text,
+    hash_float_array,
+    hash_int_array,
+    hash_value,
+    hash_values,
+    sorted_unique,
+    splitmix64,
+)
 
-INT_RE = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
-"""A canonical integer written as text: no sign '+', no leading zeros (``007`` is a code), at most 18 digits."""
-DEC_RE = re.compile(r"-?(?:0|[1-9][0-9]{0,17})\.[0-9]{1,15}")
-"""A plain decimal written as text (``12.50``)."""
-
-
-def splitmix64(x: int) -> int:
-    """The splitmix64 finaliser on a 64-bit unsigned integer."""
-    z = (x + _GOLDEN) & MASK64
-    z = ((z ^ (z >> 30)) * _M1) & MASK64
-    z = ((z ^ (z >> 27)) * _M2) & MASK64
-    return z ^ (z >> 31)
-
-
-def _splitmix64_np(x: np.ndarray) -> np.ndarray:
-    z = x.astype(np.uint64, copy=True)
-    with np.errstate(over="ignore"):
-        z += np.uint64(_GOLDEN)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
-    return z ^ (z >> np.uint64(31))
-
-
-def _hash_str(s: str) -> int:
-    return int.from_bytes(
-        hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
-    )
-
-
-def _hash_int(i: int) -> int:
-    if -(1 << 63) <= i < (1 << 64):
-        return splitmix64(i & MASK64)
-    return _hash_str(str(i))
-
-
-def _hash_float(f: float) -> int:
-    if math.isfinite(f) and f == math.floor(f) and abs(f) < 2**53:
-        return _hash_int(int(f))
-    (bits,) = struct.unpack("<Q", struct.pack("<d", f))
-    return splitmix64(bits ^ _FLOAT_TAG)
-
-
-def hash_value(v: Any) -> int | None:
-    """Canonical 64-bit hash of one value; None for a null."""
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return splitmix64(_BOOL_TAG + int(v))
-    if isinstance(v, int):
-        return _hash_int(v)
-    if isinstance(v, float):
-        return _hash_float(v)
-    if isinstance(v, Decimal):
-        return _hash_float(float(v)) if v.is_finite() else _hash_str(str(v))
-    if isinstance(v, str):
-        if INT_RE.fullmatch(v):
-            return _hash_int(int(v))
-        if DEC_RE.fullmatch(v):
-            return _hash_float(float(v))
-        return _hash_str(v)
-    if isinstance(v, dict | list | tuple):
-        return _hash_str(json.dumps(v, sort_keys=True, default=str, ensure_ascii=False))
-    return _hash_str(str(v))
-
-
-def hash_values(values: Iterable[Any]) -> np.ndarray:
-    """Hashes of the non-null values, in order, as uint64."""
-    out = [h for h in (hash_value(v) for v in values) if h is not None]
-    return np.array(out, dtype=np.uint64)
-
-
-def hash_int_array(a: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`hash_value` for int64 values."""
-    return _splitmix64_np(a.astype(np.int64, copy=False).view(np.uint64))
-
-
-def hash_float_array(a: np.ndarray) -> np.ndarray:
-    """Vectorised :func:`hash_value` for float64 values (integral ones hash as ints)."""
-    a = a.astype(np.float64, copy=False)
-    integral = np.isfinite(a) & (a == np.floor(a)) & (np.abs(a) < 2.0**53)
-    out = np.empty(a.shape, dtype=np.uint64)
-    out[integral] = hash_int_array(a[integral].astype(np.int64))
-    rest = ~integral
-    out[rest] = _splitmix64_np(a[rest].view(np.uint64) ^ np.uint64(_FLOAT_TAG))
-    return out
-
-
-def combine_hashes(columns: Sequence[np.ndarray]) -> np.ndarray:
-    """Order-sensitive hash of tuples, one column of hashes per tuple position."""
-    h = np.full(len(columns[0]), np.uint64(len(columns)), dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for col in columns:
-            h = _splitmix64_np(h * np.uint64(31) ^ col)
-    return h
-
-
-def combine_hash(parts: Sequence[int]) -> int:
-    """Scalar :func:`combine_hashes`."""
-    h = len(parts)
-    for p in parts:
-        h = splitmix64(((h * 31) & MASK64) ^ p)
-    return h
-
-
-def sorted_unique(a: np.ndarray) -> np.ndarray:
-    """Sorted distinct values (sort-based; much faster than ``np.unique`` on uint64)."""
-    if len(a) == 0:
-        return np.empty(0, dtype=np.uint64)
-    s = np.sort(a.astype(np.uint64, copy=False))
-    keep = np.empty(len(s), dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
-
-
-def _pack(a: np.ndarray) -> str:
-    return base64.b64encode(a.astype("<u8").tobytes()).decode("ascii")
-
-
-def _unpack(s: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(s), dtype="<u8").astype(np.uint64)
-
+__all__ = [
+    "DEC_RE",
+    "INT_RE",
+    "MASK64",
+    "BottomK",
+    "Containment",
+    "ExactSet",
+    "Examples",
+    "HyperLogLog",
+    "TopK",
+    "_hash_str",
+    "combine_hash",
+    "combine_hashes",
+    "containment",
+    "fold_text",
+    "hash_float_array",
+    "hash_int_array",
+    "hash_value",
+    "hash_values",
+    "representative",
+    "sorted_unique",
+    "splitmix64",
+]
 
 # --------------------------------------------------------------------------------------------------------------
 # HyperLogLog
@@ -370,94 +275,3 @@ def containment(a_exact: ExactSet, a_sample: BottomK, b_exact: ExactSet, b_sampl
         return Containment(0.0, 0, False)
     hit = int(np.count_nonzero(np.isin(cand, ref, assume_unique=True)))
     return Containment(hit / len(cand), len(cand), False)
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Top values (Misra-Gries) and examples
-
-
-def _rep_key(v: Any) -> tuple[str, str]:
-    return (type(v).__name__, str(v))
-
-
-def representative(a: Any, b: Any) -> Any:
-    """Deterministic choice between two values with the same canonical hash (commutative)."""
-    return a if _rep_key(a) <= _rep_key(b) else b
-
-
-@dataclass(frozen=True)
-class TopK:
-    """Misra-Gries frequent items over canonical hashes: exact while at most ``k`` distinct values were seen;
-    after that each kept count undercounts by at most n/(k+1). Values are JSON-able representatives."""
-
-    k: int
-    items: tuple[tuple[int, Any, int], ...]  # (hash, value, count), sorted by hash
-
-    @classmethod
-    def empty(cls, k: int = 32) -> TopK:
-        return cls(k, ())
-
-    @classmethod
-    def of(cls, counts: dict[int, tuple[Any, int]], k: int = 32) -> TopK:
-        return cls(k, ())._with(counts, k)
-
-    def _with(self, counts: dict[int, tuple[Any, int]], k: int) -> TopK:
-        if len(counts) > k:
-            ordered = sorted((c for _, c in counts.values()), reverse=True)
-            cut = ordered[k]
-            counts = {h: (v, c - cut) for h, (v, c) in counts.items() if c - cut > 0}
-        return TopK(k, tuple(sorted((h, v, c) for h, (v, c) in counts.items())))
-
-    def merge(self, other: TopK) -> TopK:
-        counts: dict[int, tuple[Any, int]] = {h: (v, c) for h, v, c in self.items}
-        for h, v, c in other.items:
-            if h in counts:
-                v0, c0 = counts[h]
-                counts[h] = (representative(v0, v), c0 + c)
-            else:
-                counts[h] = (v, c)
-        return TopK(min(self.k, other.k), ())._with(counts, min(self.k, other.k))
-
-    def top(self, n: int = 10) -> list[tuple[Any, int]]:
-        ranked = sorted(self.items, key=lambda t: (-t[2], _rep_key(t[1])))
-        return [(v, c) for _, v, c in ranked[:n]]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"k": self.k, "items": [[str(h), v, c] for h, v, c in self.items]}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> TopK:
-        return cls(int(d["k"]), tuple((int(h), v, int(c)) for h, v, c in d["items"]))
-
-
-@dataclass(frozen=True)
-class Examples:
-    """The ``k`` distinct values with the smallest hashes: a deterministic, mergeable sample of examples."""
-
-    k: int
-    items: tuple[tuple[int, Any], ...]  # sorted by hash
-
-    @classmethod
-    def empty(cls, k: int = 5) -> Examples:
-        return cls(k, ())
-
-    @classmethod
-    def of(cls, pairs: Iterable[tuple[int, Any]], k: int = 5) -> Examples:
-        return cls(k, ()).merge(cls(k, tuple(pairs)))
-
-    def merge(self, other: Examples) -> Examples:
-        best: dict[int, Any] = {}
-        for h, v in (*self.items, *other.items):
-            best[h] = representative(best[h], v) if h in best else v
-        k = min(self.k, other.k)
-        return Examples(k, tuple(sorted(best.items(), key=lambda t: t[0])[:k]))
-
-    def values(self) -> list[Any]:
-        return [v for _, v in self.items]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"k": self.k, "items": [[str(h), v] for h, v in self.items]}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Examples:
-        return cls(int(d["k"]), tuple((int(h), v) for h, v in d["items"]))

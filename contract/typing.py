@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
-PhysicalType = Literal["null", "bool", "int", "float", "decimal", "date", "datetime", "string", "text", "json"]
+PhysicalType = Literal[
+    "null", "bool", "int", "float", "decimal", "date", "datetime", "string", "text", "json"
+]
 """Physical type of a field. ``null`` means every observed value was null; ``json`` holds lists/objects kept whole."""
 
 SemanticType = Literal[

@@ -30,7 +30,9 @@ def test_a_diff_is_a_structured_cloudevent_with_its_content_type_header() -> Non
     assert headers == [("content-type", b"application/cloudevents+json")]
     event = kafka.from_structured_event(kafka.KafkaMessage(headers=dict(headers), key=b"app", value=value))
     attrs, original = event.get_attributes(), json.loads(plain)
-    assert attrs["specversion"] == "1.0" and attrs["type"] == "esc.schema.diff" and attrs["id"] == original["id"]
+    assert (
+        attrs["specversion"] == "1.0" and attrs["type"] == "esc.schema.diff" and attrs["id"] == original["id"]
+    )
     assert attrs["subject"] == "esc" and attrs["partitionkey"] == "app" and attrs["time"] is not None
     assert event.get_data() == original["data"] and event.get_data()["to_version"] == 1
 
@@ -43,6 +45,8 @@ def test_a_contract_is_the_data_of_a_structured_cloudevent_and_reads_back_the_sa
     event = kafka.from_structured_event(kafka.KafkaMessage(headers=dict(headers), key=key, value=value))
     assert event.get_attributes()["type"] == "esc.schema.contract"
     assert event.get_attributes()["subject"] == "esc@v1" and event.get_attributes()["id"].startswith("esc:1:")
-    assert parse_contract(value) == parse_contract(plain) == contract  # a plain value from before is read as is
+    assert (
+        parse_contract(value) == parse_contract(plain) == contract
+    )  # a plain value from before is read as is
     with pytest.raises(ValueError):
         ce_binding.contract_data(b"[1, 2]")

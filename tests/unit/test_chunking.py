@@ -112,8 +112,10 @@ def test_long_word_between_sentences() -> None:
 
 
 def test_defaults_on_a_large_markdown_document() -> None:
-    text = "".join(f"# Part {i}\n\n" + "\n\n".join(_prose(120, seed=i * 10 + j) for j in range(6)) + "\n\n"
-                   for i in range(12))
+    text = "".join(
+        f"# Part {i}\n\n" + "\n\n".join(_prose(120, seed=i * 10 + j) for j in range(6)) + "\n\n"
+        for i in range(12)
+    )
     chunks = chunk_text(text)
     _check_invariants(text, chunks, 8000, 500)
     assert len(chunks) >= len(text) // 8000

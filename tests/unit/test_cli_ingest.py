@@ -64,7 +64,9 @@ def test_ingest_then_drift_then_ask(env: Path) -> None:
     assert f"v{run['contract_version']} -> v{run['contract_version'] + 1}" in drift.stdout
     assert "customers.loyalty_tier" in drift.stdout
 
-    asked = runner.invoke(app, ["ask", "--embedded", "--json", "What is the loyalty tier of the customer Ada Lovelace?"])
+    asked = runner.invoke(
+        app, ["ask", "--embedded", "--json", "What is the loyalty tier of the customer Ada Lovelace?"]
+    )
     assert asked.exit_code == 0, asked.output
     answer = json.loads(asked.stdout.strip().splitlines()[-1])
     with (env / "customers.csv").open(encoding="utf-8") as fh:
@@ -102,13 +104,17 @@ def test_a_symlink_out_of_the_drop_folder_is_refused_not_read(env: Path, tmp_pat
     assert run["dead"] == 1 and any("symbolic link" in r for r in run["dead_reasons"]), run["dead_reasons"]
     asked = runner.invoke(app, ["ask", "--embedded", "--json", "What is the password of root?"])
     assert "hunter2" not in asked.stdout
-    again = json.loads(runner.invoke(app, ["ingest", str(env), "--embedded", "--json"]).stdout.strip().splitlines()[-1])
+    again = json.loads(
+        runner.invoke(app, ["ingest", str(env), "--embedded", "--json"]).stdout.strip().splitlines()[-1]
+    )
     assert again["dead"] == 0 and again["files"] == 0  # refused once, remembered
     found = runner.invoke(app, ["discover", str(env), "--json"])
     assert "hunter2" not in found.stdout and "symbolic link" in found.output
 
 
-def test_hostile_file_names_are_ingested_under_safe_source_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_hostile_file_names_are_ingested_under_safe_source_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A control character, bytes that are not UTF-8, 240 characters, and one name in two Unicode normalizations:
     each used to abort the whole ingest (model validation, JSON serialization)."""
     import os
@@ -117,8 +123,14 @@ def test_hostile_file_names_are_ingested_under_safe_source_names(tmp_path: Path,
     monkeypatch.setenv("ESC_EMBEDDER", "hashing")
     data = tmp_path / "drop"
     data.mkdir()
-    names = [b"ok.csv", b"bad\x07name.csv", b"inv\xff\xfe.csv", b"x" * 240 + b".csv", "Cafe\u0301.csv".encode(),
-             "Caf\u00e9.csv".encode()]
+    names = [
+        b"ok.csv",
+        b"bad\x07name.csv",
+        b"inv\xff\xfe.csv",
+        b"x" * 240 + b".csv",
+        "Cafe\u0301.csv".encode(),
+        "Caf\u00e9.csv".encode(),
+    ]
     for i, name in enumerate(names, start=1):
         with open(os.path.join(os.fsencode(data), name), "wb") as fh:
             fh.write(f"id,v\n{i},value{i}\n".encode())
@@ -131,14 +143,17 @@ def test_hostile_file_names_are_ingested_under_safe_source_names(tmp_path: Path,
     assert run["sources"]["Caf\u00e9"] == 2  # one source, two files, two records
     long = [s for s in run["sources"] if s.startswith("xxx")]
     assert len(long) == 1 and len(long[0]) <= 200
-    again = json.loads(runner.invoke(app, ["ingest", str(data), "--embedded", "--json"]).stdout.strip().splitlines()[-1])
+    again = json.loads(
+        runner.invoke(app, ["ingest", str(data), "--embedded", "--json"]).stdout.strip().splitlines()[-1]
+    )
     assert again["files"] == 0 and again["files_deleted"] == 0 and again["tombstones"] == 0  # stable names
     asked = runner.invoke(app, ["ask", "--embedded", "--json", "What is the v of Caf\u00e9 with id 5?"])
     assert json.loads(asked.stdout.strip().splitlines()[-1])["answer"] == "value5", asked.stdout
 
 
-def test_a_record_that_cannot_be_json_is_dead_lettered_and_its_file_goes_on(tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_record_that_cannot_be_json_is_dead_lettered_and_its_file_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ESC_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("ESC_EMBEDDER", "hashing")
     data = tmp_path / "drop"

@@ -54,14 +54,19 @@ def test_push_embedded_with_an_oversized_record_then_delete_and_read_the_schema(
     summary = json.loads(first.stdout.strip().splitlines()[-1])
     assert summary["accepted"] == 3 and summary["rejected"] == 1 and summary["deleted"] == 0
     assert sum(summary["reasons"].values()) == 1
-    dlq = [json.loads(x) for x in (Path(env["ESC_STATE_DIR"]) / "inprocess" / "dlq.jsonl").read_text().splitlines()]
+    dlq = [
+        json.loads(x)
+        for x in (Path(env["ESC_STATE_DIR"]) / "inprocess" / "dlq.jsonl").read_text().splitlines()
+    ]
     assert len(dlq) == 1 and dlq[0]["reason"].startswith("record too large") and dlq[0]["source"] == "people"
 
     latest = esc(env, "schema", "--embedded", "--json")
     assert latest.returncode == 0, latest.stderr
     contract = json.loads(latest.stdout)
     assert contract["sources"]["people"]["records"] == 3
-    assert contract["sources"]["people"]["identity_key"] == ["id"]  # settled at the end of the push, not in 30 s
+    assert contract["sources"]["people"]["identity_key"] == [
+        "id"
+    ]  # settled at the end of the push, not in 30 s
     label = entity_name("people")
     assert [r["name"] for r in graph_rows(Path(env["ESC_STATE_DIR"]), label)] == ["Ada", "Alan", "Grace"]
 
@@ -70,7 +75,9 @@ def test_push_embedded_with_an_oversized_record_then_delete_and_read_the_schema(
     assert json.loads(gone.stdout.strip().splitlines()[-1])["deleted"] == 1
     assert [r["name"] for r in graph_rows(Path(env["ESC_STATE_DIR"]), label)] == ["Ada", "Grace"]
 
-    more = esc(env, "push", "people", "-", "--id-field", "id", "--embedded", stdin=b'{"id": 5, "name": "Edsger"}\n')
+    more = esc(
+        env, "push", "people", "-", "--id-field", "id", "--embedded", stdin=b'{"id": 5, "name": "Edsger"}\n'
+    )
     assert more.returncode == 0 and "pushed 1 record(s)" in more.stdout, more.stderr
     assert [r["name"] for r in graph_rows(Path(env["ESC_STATE_DIR"]), label)] == ["Ada", "Grace", "Edsger"]
 

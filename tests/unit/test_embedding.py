@@ -64,7 +64,9 @@ def test_hashing_deterministic_across_instances_and_processes() -> None:
 
 def test_hashing_is_lexical() -> None:
     e = HashingEmbedder()
-    a, b, c = e.embed(["customer orders by region", "orders per customer region", "weather forecast tomorrow"])
+    a, b, c = e.embed(
+        ["customer orders by region", "orders per customer region", "weather forecast tomorrow"]
+    )
     assert float(a @ b) > 0.5
     assert float(a @ b) > float(a @ c) + 0.3
     # Character trigrams: an inflected form is closer than an unrelated word.
@@ -213,8 +215,15 @@ class _FakeEmbeddingsServer:
                     for i, text in enumerate(body["input"])
                 ]
                 data.reverse()  # the client must order by index, not by position
-                self._send(200, {"object": "list", "data": data, "model": body["model"],
-                                 "usage": {"prompt_tokens": 1, "total_tokens": 1}})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": data,
+                        "model": body["model"],
+                        "usage": {"prompt_tokens": 1, "total_tokens": 1},
+                    },
+                )
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 raw = json.dumps(payload).encode()
@@ -231,7 +240,9 @@ class _FakeEmbeddingsServer:
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     def vector(self, text: str) -> list[float]:
-        return [float(len(text) + 1)] + [float((ord(text[0]) if text else 0) % 7 + k) for k in range(self.dim - 1)]
+        return [float(len(text) + 1)] + [
+            float((ord(text[0]) if text else 0) % 7 + k) for k in range(self.dim - 1)
+        ]
 
     @property
     def base_url(self) -> str:
@@ -262,7 +273,9 @@ def test_openai_embedder_against_local_server(fake_server: _FakeEmbeddingsServer
     assert all(r.get("encoding_format") == "float" for r in fake_server.requests)
 
 
-def test_openai_embedder_reads_env(fake_server: _FakeEmbeddingsServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_openai_embedder_reads_env(
+    fake_server: _FakeEmbeddingsServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ESC_EMBED_BASE_URL", fake_server.base_url)
     monkeypatch.setenv("ESC_EMBED_MODEL", "env-model")
     monkeypatch.setenv("ESC_EMBED_DIM", "8")

@@ -53,7 +53,12 @@ def test_valid_message_parses() -> None:
 
 @pytest.mark.parametrize(
     ("name", "quoted"),
-    [("Name", "`Name`"), ("we`ird", "`we``ird`"), ("a b", "`a b`"), ("x`) DETACH DELETE n //", "`x``) DETACH DELETE n //`")],
+    [
+        ("Name", "`Name`"),
+        ("we`ird", "`we``ird`"),
+        ("a b", "`a b`"),
+        ("x`) DETACH DELETE n //", "`x``) DETACH DELETE n //`"),
+    ],
 )
 def test_identifiers_are_backtick_escaped(name: str, quoted: str) -> None:
     assert ident(name) == quoted

@@ -22,8 +22,15 @@ from esc.streams.runtime.inprocess import open_runtime
 def test_authorized_needs_the_exact_bearer_token_on_data_paths_only() -> None:
     ok = {"Authorization": "Bearer s3cret"}
     assert authorized("/v1/ask", ok, "s3cret")
-    assert authorized("/v1/ask", {"Authorization": "bearer s3cret"}, "s3cret")  # the scheme is case-insensitive
-    for bad in ({}, {"Authorization": "Bearer s3cre"}, {"Authorization": "s3cret"}, {"Authorization": "Basic s3cret"}):
+    assert authorized(
+        "/v1/ask", {"Authorization": "bearer s3cret"}, "s3cret"
+    )  # the scheme is case-insensitive
+    for bad in (
+        {},
+        {"Authorization": "Bearer s3cre"},
+        {"Authorization": "s3cret"},
+        {"Authorization": "Basic s3cret"},
+    ):
         assert not authorized("/v1/ask", bad, "s3cret")
         assert not authorized("/v1/schema", bad, "s3cret")
         assert not authorized("/contract", bad, "s3cret")
@@ -33,7 +40,12 @@ def test_authorized_needs_the_exact_bearer_token_on_data_paths_only() -> None:
 
 
 def test_binding_beyond_loopback_needs_a_token() -> None:
-    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost") and is_loopback("127.8.0.1")
+    assert (
+        is_loopback("127.0.0.1")
+        and is_loopback("::1")
+        and is_loopback("localhost")
+        and is_loopback("127.8.0.1")
+    )
     assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3") and not is_loopback("example.org")
     check_bind("127.0.0.1", "")
     check_bind("0.0.0.0", "tok")
@@ -53,7 +65,9 @@ def test_the_embedded_api_answers_401_without_the_token(tmp_path: Path) -> None:
     base = f"http://127.0.0.1:{port}"
 
     def status(path: str, headers: dict[str, str], body: bytes | None = None) -> int:
-        req = urllib.request.Request(base + path, data=body, headers=headers, method="POST" if body else "GET")
+        req = urllib.request.Request(
+            base + path, data=body, headers=headers, method="POST" if body else "GET"
+        )
         try:
             with urllib.request.urlopen(req, timeout=30) as resp:
                 return int(resp.status)
@@ -77,7 +91,9 @@ def test_the_embedded_api_answers_401_without_the_token(tmp_path: Path) -> None:
             return {
                 "metrics": await asyncio.to_thread(status, "/metrics", {}),
                 "healthz": await asyncio.to_thread(status, "/healthz", {}),
-                "ask no token": await asyncio.to_thread(status, "/v1/ask", {"Content-Type": "application/json"}, ask),
+                "ask no token": await asyncio.to_thread(
+                    status, "/v1/ask", {"Content-Type": "application/json"}, ask
+                ),
                 "ask wrong token": await asyncio.to_thread(status, "/v1/ask", wrong, ask),
                 "ask": await asyncio.to_thread(status, "/v1/ask", good, ask),
                 "schema no token": await asyncio.to_thread(status, "/v1/schema", {}),

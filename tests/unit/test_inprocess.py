@@ -108,7 +108,9 @@ def test_a_changed_file_updates_the_graph_without_duplicates(tmp_path: Path) -> 
 
     first, count, _ = ingest()
     assert first.files == 1 and first.dead == 0 and count == 2
-    (data / "people.csv").write_text("id,name,city\n1,Ada,Paris\n2,Alan,Wilmslow\n3,Grace,New York\n", "utf-8")
+    (data / "people.csv").write_text(
+        "id,name,city\n1,Ada,Paris\n2,Alan,Wilmslow\n3,Grace,New York\n", "utf-8"
+    )
     second, count, rows = ingest()
     assert second.files == 1 and count == 3
     assert {r["name"]: r["city"] for r in rows} == {"Ada": "Paris", "Alan": "Wilmslow", "Grace": "New York"}

@@ -52,7 +52,9 @@ def test_the_check_sees_a_module_outside_every_layer() -> None:
 def test_package_roots_hold_no_code() -> None:
     for pkg in ("agents", "streams", "agents/stores"):
         text = (REPO / pkg / "__init__.py").read_text("utf-8")
-        assert not [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", '"'))], pkg
+        assert not [
+            ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("#", '"'))
+        ], pkg
 
 
 _BARE = re.compile(r"^\s*(?:from|import)\s+(?:contract|agents|streams)(?:\.|\s)", re.M)

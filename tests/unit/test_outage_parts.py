@@ -27,7 +27,13 @@ def record(name: str, msg: str, level: int = logging.ERROR) -> logging.LogRecord
 def test_a_servers_clients_share_one_budget_per_window_and_the_next_line_says_how_many_were_held() -> None:
     clock = Clock()
     flt = RepeatFilter(window=60, clock=clock, burst=3)
-    names = ["aiokafka.conn", "aiokafka.cluster", "aiokafka.consumer.fetcher", "kafka.rdkafka", "aiokafka.producer"]
+    names = [
+        "aiokafka.conn",
+        "aiokafka.cluster",
+        "aiokafka.consumer.fetcher",
+        "kafka.rdkafka",
+        "aiokafka.producer",
+    ]
     shown = [flt.filter(record(n, f"{n} failed: connection {i} closed")) for i, n in enumerate(names * 4)]
     assert sum(shown) == 3
     clock.t += 61
@@ -39,7 +45,9 @@ def test_a_servers_clients_share_one_budget_per_window_and_the_next_line_says_ho
 def test_esc_lines_always_pass_and_client_lines_are_held_while_the_dependency_is_reported_down() -> None:
     down = {"kafka"}
     flt = RepeatFilter(window=60, clock=Clock(), down=lambda d: d in down)
-    assert all(flt.filter(record("esc.agents.stores.resilient", f"kafka still unreachable {i}")) for i in range(50))
+    assert all(
+        flt.filter(record("esc.agents.stores.resilient", f"kafka still unreachable {i}")) for i in range(50)
+    )
     assert not any(flt.filter(record("aiokafka.conn", f"connect {i} failed")) for i in range(50))
     assert flt.held_while_down == 50
     assert flt.filter(record("neo4j.io", "a neo4j line while only kafka is down"))
@@ -47,7 +55,9 @@ def test_esc_lines_always_pass_and_client_lines_are_held_while_the_dependency_is
 
 def test_a_repeated_info_template_passes_once_per_window_but_different_info_lines_pass() -> None:
     flt = RepeatFilter(window=60, clock=Clock())
-    assert flt.filter(record("aiokafka.consumer.group_coordinator", "Joined group g1 (generation 3)", logging.INFO))
+    assert flt.filter(
+        record("aiokafka.consumer.group_coordinator", "Joined group g1 (generation 3)", logging.INFO)
+    )
     assert not flt.filter(record("aiokafka.consumer.group_coordinator", "Joined group g1 (generation 4)",
                                  logging.INFO))  # fmt: skip
     assert flt.filter(record("aiokafka.consumer.group_coordinator", "Discovered coordinator 1", logging.INFO))
@@ -115,4 +125,7 @@ def test_a_record_seen_by_two_handlers_is_decided_once_and_formats_cleanly() -> 
     clock.t += 61
     rec = logging.LogRecord("aiokafka.producer", logging.WARNING, __file__, 1, "Got error %s", ("x",), None)
     assert flt.filter(rec) and flt.filter(rec)  # the second handler sees the same verdict, not a second line
-    assert logging.Formatter("%(message)s").format(rec) == "Got error x (3 similar lines in the last 60 s not shown)"
+    assert (
+        logging.Formatter("%(message)s").format(rec)
+        == "Got error x (3 similar lines in the last 60 s not shown)"
+    )

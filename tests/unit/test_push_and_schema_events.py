@@ -23,7 +23,13 @@ def test_push_lines_become_envelopes_or_dead_letters_with_reasons() -> None:
     assert [g.record_id for g in good] == ["1", "2", "3"]
     assert all(g.source == "things" for g in good)
     reasons = [d.reason.split(":")[0] for d in dead]
-    assert reasons == ["invalid json", "invalid record", "invalid record", "missing record id", "invalid json"]
+    assert reasons == [
+        "invalid json",
+        "invalid record",
+        "invalid record",
+        "missing record id",
+        "invalid json",
+    ]
     assert dead[0].original == "{not json}\n"
     assert dead[-1].original_encoding == "base64"
 

@@ -74,8 +74,17 @@ def test_a_resent_record_with_a_new_event_time_is_not_new_one_of_a_new_file_vers
     import json
 
     def envelope(payload: dict[str, str], sent: str, file_hash: str) -> bytes:
-        return json.dumps({"source": "T", "record_id": "T.csv:row=5", "payload": payload, "event_time": sent,
-                           "format": "csv", "location": {"file": "T.csv", "row": 5}, "file_hash": file_hash}).encode()
+        return json.dumps(
+            {
+                "source": "T",
+                "record_id": "T.csv:row=5",
+                "payload": payload,
+                "event_time": sent,
+                "format": "csv",
+                "location": {"file": "T.csv", "row": 5},
+                "file_hash": file_hash,
+            }
+        ).encode()
 
     s = SeenRecords()
     first = envelope({"id": "5", "name": "a"}, "2026-12-03T05:38:56Z", "aaa")

@@ -345,7 +345,8 @@ def test_the_distributions_prometheus_service_is_disabled_after_install(
     monkeypatch.setattr(install.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(install, "SYSTEMD_RUNNING", tmp_path / "no-systemd")
     assert install.disable_distro_service("prometheus", print, lambda argv: ran.append(argv) or 0) == [
-        ["service", "prometheus", "stop"], ["update-rc.d", "prometheus", "disable"]
+        ["service", "prometheus", "stop"],
+        ["update-rc.d", "prometheus", "disable"],
     ]
     (tmp_path / "systemd").mkdir()
     monkeypatch.setattr(install, "SYSTEMD_RUNNING", tmp_path / "systemd")
@@ -355,13 +356,18 @@ def test_the_distributions_prometheus_service_is_disabled_after_install(
     assert "may still be enabled" in said[-1]  # a failure is said, not fatal
 
 
-def test_weaviate_profiling_is_off_and_its_cluster_api_needs_a_stable_private_secret(settings: Settings) -> None:
+def test_weaviate_profiling_is_off_and_its_cluster_api_needs_a_stable_private_secret(
+    settings: Settings,
+) -> None:
     from esc.stack.weaviate import Weaviate
 
     env = Weaviate(settings, say=lambda _: None).environment()
     assert env["GO_PROFILING_DISABLE"] == "true" and env["CLUSTER_BIND_ADDR"] == "127.0.0.1"
     secret = env["CLUSTER_BASIC_AUTH_PASSWORD"]
-    assert len(secret) >= 24 and Weaviate(settings, say=lambda _: None).environment()["CLUSTER_BASIC_AUTH_PASSWORD"] == secret
+    assert (
+        len(secret) >= 24
+        and Weaviate(settings, say=lambda _: None).environment()["CLUSTER_BASIC_AUTH_PASSWORD"] == secret
+    )
     path = Weaviate(settings, say=lambda _: None).dir / "cluster.secret"
     assert path.stat().st_mode & 0o077 == 0
 
@@ -372,4 +378,7 @@ def test_neo4j_transaction_memory_is_capped(settings: Settings) -> None:
     argv, _ = Neo4j(settings, say=lambda _: None).command()
     assert argv[-2:] == [str(TX_TOTAL_BYTES), str(TX_MAX_BYTES)] and 0 < TX_MAX_BYTES < TX_TOTAL_BYTES
     launcher = (Path(__file__).parents[2] / "ops" / "neo4j" / "Launcher.java").read_text()
-    assert "memory_transaction_global_max_size, txTotal" in launcher and "memory_transaction_max_size, txMax" in launcher
+    assert (
+        "memory_transaction_global_max_size, txTotal" in launcher
+        and "memory_transaction_max_size, txMax" in launcher
+    )

@@ -16,7 +16,9 @@ def test_a_stalled_step_warns_once_and_shows_in_the_snapshot(caplog: pytest.LogC
     now[0] += 40
     with caplog.at_level(logging.WARNING):
         assert watch.check(60) and watch.check(60)
-    assert [r.getMessage() for r in caplog.records] == [f"contract agent: still '{WAITING_FOR_BATCH}' after 70 s"]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"contract agent: still '{WAITING_FOR_BATCH}' after 70 s"
+    ]
     with caplog.at_level(logging.WARNING):
         watch.enter("applying a batch")
     assert "moving again" in caplog.records[-1].getMessage()

@@ -12,8 +12,14 @@ from esc.streams.events import RecordEnvelope
 
 def rows(file: str, version: str, payloads: list[dict[str, Any]]) -> list[RecordEnvelope]:
     return [
-        RecordEnvelope(source="T", record_id=f"{file}:row={i}", payload=p, format="csv",
-                       location={"file": file, "row": i}, file_hash=version)
+        RecordEnvelope(
+            source="T",
+            record_id=f"{file}:row={i}",
+            payload=p,
+            format="csv",
+            location={"file": file, "row": i},
+            file_hash=version,
+        )
         for i, p in enumerate(payloads, start=1)
     ]
 
@@ -71,8 +77,11 @@ def test_the_completion_may_arrive_first_and_a_redelivered_delta_counts_once() -
 
 def test_removed_rows_and_a_deleted_file_leave_the_profile() -> None:
     feed = Feed()
-    feed.send(rows("a/T.csv", "h1", V1) + rows("b/T.csv", "g1", V1[:5]),
-              SourceComplete.for_file("a/T.csv", {"T": 30}, "h1") + SourceComplete.for_file("b/T.csv", {"T": 5}, "g1"))
+    feed.send(
+        rows("a/T.csv", "h1", V1) + rows("b/T.csv", "g1", V1[:5]),
+        SourceComplete.for_file("a/T.csv", {"T": 30}, "h1")
+        + SourceComplete.for_file("b/T.csv", {"T": 5}, "g1"),
+    )
     assert feed.records() == 35
     feed.send(rows("a/T.csv", "h2", V1[:12]), SourceComplete.for_file("a/T.csv", {"T": 12}, "h2"))
     assert feed.records() == 17 and feed.agent.sources["T"].files == {"a/T.csv": 12, "b/T.csv": 5}
@@ -96,9 +105,17 @@ def test_version_1_state_is_read() -> None:
     feed.send(rows("T.csv", "h1", V1), SourceComplete.for_file("T.csv", {"T": 30}, "h1"))
     state = feed.agent.to_state()
     src = state["sources"]["T"]
-    v1 = {"profile": feed.agent.sources["T"].profile.to_dict(), "format": src["format"], "parent": None,
-          "array_path": None, "files": {"T.csv": 30}, "completed": {"T.csv": 30}, "last_seen": 1.0,
-          "settled": True, "ever_settled": True}
+    v1 = {
+        "profile": feed.agent.sources["T"].profile.to_dict(),
+        "format": src["format"],
+        "parent": None,
+        "array_path": None,
+        "files": {"T.csv": 30},
+        "completed": {"T.csv": 30},
+        "last_seen": 1.0,
+        "settled": True,
+        "ever_settled": True,
+    }
     old = {**state, "state_version": 1, "sources": {"T": v1}}
     agent = ContractAgent.from_state(old)
     assert agent.sources["T"].profile.records == 30 and agent.sources["T"].waiting() == []

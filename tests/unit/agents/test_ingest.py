@@ -51,7 +51,14 @@ def test_write_order_and_provenance() -> None:
     r = ing.handle(
         [
             env("Album", "a1", {"AlbumId": 1, "Title": "t", "ArtistId": 9}),
-            env("Customer", "c1", {"CustomerId": 1, "Notes": "Likes jazz and blues. Buys a new vinyl record every single month."}),
+            env(
+                "Customer",
+                "c1",
+                {
+                    "CustomerId": 1,
+                    "Notes": "Likes jazz and blues. Buys a new vinyl record every single month.",
+                },
+            ),
         ],
         c,
     )
@@ -103,7 +110,10 @@ def test_deleted_file_retracts_records_and_unsupported_entities() -> None:
             env(
                 "Customer",
                 "a.csv:row=1",
-                {"CustomerId": 1, "Notes": "Called about a refund. Happy with the outcome in the end, said thanks."},
+                {
+                    "CustomerId": 1,
+                    "Notes": "Called about a refund. Happy with the outcome in the end, said thanks.",
+                },
                 location={"file": "a.csv", "row": 1},
             ),
             env("Customer", "a.csv:row=2", {"CustomerId": 2}, location={"file": "a.csv", "row": 2}),
@@ -149,14 +159,23 @@ def test_a_backfill_counts_as_replayed_with_its_own_latency_not_as_new_records()
     ing, _, _ = ingestor()
     c = with_entities(chinook_like())
     old = datetime.now(UTC) - timedelta(seconds=400)
-    batch = [env("Album", f"a{i}", {"AlbumId": i, "Title": "t", "ArtistId": 1}, event_time=old) for i in range(3)]
-    before = {n: sample(n, lb) for n, lb in [("esc_records_in_total", {"source": "Album"}),
-                                               ("esc_records_replayed_total", {"source": "Album"}),
-                                               ("esc_freshness_seconds_count", None),
-                                               ("esc_backfill_latency_seconds_count", None)]}
+    batch = [
+        env("Album", f"a{i}", {"AlbumId": i, "Title": "t", "ArtistId": 1}, event_time=old) for i in range(3)
+    ]
+    before = {
+        n: sample(n, lb)
+        for n, lb in [
+            ("esc_records_in_total", {"source": "Album"}),
+            ("esc_records_replayed_total", {"source": "Album"}),
+            ("esc_freshness_seconds_count", None),
+            ("esc_backfill_latency_seconds_count", None),
+        ]
+    }
     ing.handle(batch, c)
     ing.apply(ing.prepare(batch, c), replay=True)
     assert sample("esc_records_in_total", {"source": "Album"}) - before["esc_records_in_total"] == 3
-    assert sample("esc_records_replayed_total", {"source": "Album"}) - before["esc_records_replayed_total"] == 3
+    assert (
+        sample("esc_records_replayed_total", {"source": "Album"}) - before["esc_records_replayed_total"] == 3
+    )
     assert sample("esc_freshness_seconds_count") - before["esc_freshness_seconds_count"] == 3
     assert sample("esc_backfill_latency_seconds_count") - before["esc_backfill_latency_seconds_count"] == 3

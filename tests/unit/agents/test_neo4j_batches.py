@@ -36,7 +36,10 @@ def make_store(monkeypatch: pytest.MonkeyPatch, batch: int) -> tuple[store.Neo4j
 
 def entity(i: int, label: str = "Item") -> EntityWrite:
     return EntityWrite(
-        label=label, key={"id": i}, properties={"n": i}, provenance=SourceRecordRef(source="items", record_id=str(i))
+        label=label,
+        key={"id": i},
+        properties={"n": i},
+        provenance=SourceRecordRef(source="items", record_id=str(i)),
     )
 
 
@@ -46,7 +49,9 @@ def test_entities_split_into_bounded_transactions(monkeypatch: pytest.MonkeyPatc
     assert s.upsert_entities(rows) == 13
     writes = [kw["rows"] for q, kw in drv.calls if "UNWIND" in q]
     assert [len(w) for w in writes] == [4, 4, 2, 3]
-    assert sorted(r["key"][0] for w in writes[:3] for r in w) == list(range(10))  # every row sent exactly once
+    assert sorted(r["key"][0] for w in writes[:3] for r in w) == list(
+        range(10)
+    )  # every row sent exactly once
 
 
 def test_edges_split_into_bounded_transactions(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -68,14 +73,18 @@ def test_small_batch_is_one_transaction(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def edge(i: int, group: int | None) -> EdgeWrite:
-    return EdgeWrite(type="IN", from_label="Item", from_key={"id": i}, to_label="Group", to_key={"gid": group})
+    return EdgeWrite(
+        type="IN", from_label="Item", from_key={"id": i}, to_label="Group", to_key={"gid": group}
+    )
 
 
 def test_edges_of_batch_entities_are_folded_into_their_statement(monkeypatch: pytest.MonkeyPatch) -> None:
     s, drv = make_store(monkeypatch, batch=5000)
     rows = [entity(i) for i in range(4)]
     edges = [edge(0, 7), edge(2, 8), edge(9, 7)]  # item 9 is not in the batch: its edge goes apart
-    edges.append(EdgeWrite(type="HAS", from_label="Shelf", from_key={"sid": 1}, to_label="Item", to_key={"id": 3}))
+    edges.append(
+        EdgeWrite(type="HAS", from_label="Shelf", from_key={"sid": 1}, to_label="Item", to_key={"id": 3})
+    )
     assert s.upsert(rows, edges) == (4, 4)
     (entity_query, kw), (edge_query, ekw) = [(q, kw) for q, kw in drv.calls if "UNWIND" in q]
     assert "FOREACH" in entity_query and "MERGE (n)-[r0:`IN`]->(o0)" in entity_query

@@ -127,7 +127,9 @@ def test_first_contract_after_a_restart_replays_ingested_sources_once(tmp_path: 
         w2 = new_worker(graph, log, state)
         plan = w2.on_contract(contract(artist_covered=True))
         assert plan is not None and "Album" in plan.replay
-        assert w2.on_contract(contract(artist_covered=False).model_copy(update={"version": 0})) is None  # older
+        assert (
+            w2.on_contract(contract(artist_covered=False).model_copy(update={"version": 0})) is None
+        )  # older
 
     asyncio.run(run())
 

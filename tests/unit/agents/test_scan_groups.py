@@ -69,8 +69,11 @@ def test_an_open_scan_holds_its_sources_and_state_keeps_it() -> None:
     by_file = files()
     agent = ContractAgent()
     envs = by_file["category.jsonl"]
-    agent.apply(profile_batch(envs, Watermark(stream="r/0", offset=len(envs) - 1)),
-                SourceComplete.for_file("category.jsonl", {"category": len(envs)}, "h-category.jsonl", "s9"), now=1.0)
+    agent.apply(
+        profile_batch(envs, Watermark(stream="r/0", offset=len(envs) - 1)),
+        SourceComplete.for_file("category.jsonl", {"category": len(envs)}, "h-category.jsonl", "s9"),
+        now=1.0,
+    )
     assert "category" not in agent.settled  # its scan is still open
     agent = ContractAgent.from_state(agent.to_state())
     agent.apply((), (), now=2.0, scans=[ScanComplete(scan="s9", members=1)])

@@ -6,8 +6,14 @@ from esc.agents.types import EdgeWrite, SourceRecordRef, TextObject, build
 
 
 def test_build_equals_model_construct_when_every_field_is_given() -> None:
-    values = {"type": "R", "from_label": "A", "from_key": {"a": 1}, "to_label": "B", "to_key": {"b": 2},
-              "contract_version": 3}
+    values = {
+        "type": "R",
+        "from_label": "A",
+        "from_key": {"a": 1},
+        "to_label": "B",
+        "to_key": {"b": 2},
+        "contract_version": 3,
+    }
     fast, slow = build(EdgeWrite, **values), EdgeWrite.model_construct(**values)
     assert fast == slow and fast.model_dump() == slow.model_dump()
     assert fast.model_fields_set == set(values)

@@ -42,7 +42,10 @@ def test_every_non_null_value_is_kept_somewhere() -> None:
 def test_sources_are_capped_apart_and_a_data_field_named_overflow_is_renamed() -> None:
     cap = FieldCap(2)
     assert cap.apply(_rec({"x": 1, "y": 2}, "a")).values == {"x": 1, "y": 2}
-    assert cap.apply(_rec({"p": 1, OVERFLOW_FIELD: "mine"}, "b")).values == {"p": 1, RENAMED_DATA_FIELD: "mine"}
+    assert cap.apply(_rec({"p": 1, OVERFLOW_FIELD: "mine"}, "b")).values == {
+        "p": 1,
+        RENAMED_DATA_FIELD: "mine",
+    }
     assert cap.apply(_rec({"q": 1, OVERFLOW_FIELD: "again"}, "b")).values == {
         RENAMED_DATA_FIELD: "again",
         OVERFLOW_FIELD: {"q": 1},
@@ -66,7 +69,9 @@ def test_the_cap_is_at_least_one() -> None:
 def test_readers_and_discovery_cap_a_wide_csv_and_keep_its_values(tmp_path: Path) -> None:
     width, rows = 2000, 4
     header = ["id", *(f"c{i}" for i in range(width))]
-    lines = [",".join(header)] + [",".join([str(r), *(f"v{r}_{i}" for i in range(width))]) for r in range(rows)]
+    lines = [",".join(header)] + [
+        ",".join([str(r), *(f"v{r}_{i}" for i in range(width))]) for r in range(rows)
+    ]
     path = tmp_path / "wide.csv"
     path.write_text("\n".join(lines) + "\n", "utf-8")
     records = [r for r in read_path(path, tmp_path, max_fields=100) if isinstance(r, Record)]

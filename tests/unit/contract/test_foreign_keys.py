@@ -80,7 +80,10 @@ def test_dangling_references_are_kept_with_their_share() -> None:
     c = contract_of(t)
     fk = next(f for f in c.foreign_keys if f.from_.fields == ["GenreId"])
     assert fk.to.source == "Genre" and fk.evidence["containment"] == round(25 / 28, 4)
-    assert fk.confidence < next(f for f in contract_of(_music()).foreign_keys if f.from_.fields == ["GenreId"]).confidence
+    assert (
+        fk.confidence
+        < next(f for f in contract_of(_music()).foreign_keys if f.from_.fields == ["GenreId"]).confidence
+    )
 
 
 def test_codes_named_unlike_their_target_are_found_by_their_values() -> None:
@@ -153,3 +156,56 @@ def test_ambiguous_targets_give_no_fk() -> None:
     child = [{"child_id": i, "code_id": 1 + i % 9} for i in range(30)]
     c = contract_of({"a_things": a, "b_things": b, "child": child})
     assert not {s for s in sigs(c) if s[0] == "child"}
+
+
+def test_integer_references_renamed_unlike_their_target_are_found_by_their_spread() -> None:
+    t = {
+        "album": [{"album_id": i, "title": f"a{i}"} for i in range(1, 301)],
+        "genre": [{"genre_id": i, "label": f"g{i}"} for i in range(1, 41)],
+        "song": [
+            {
+                "song_id": i,
+                "maple": 1 + (i * 37) % 300,  # -> album: spread over 1..300
+                "cedar": 1 + (i * 11) % 40,  # -> genre: the tightest key holding all of it
+                "length": 120 + i % 90,  # a dense block inside 1..300: a measure, not a reference
+                "year": 1990 + i % 30,
+            }
+            for i in range(1, 1201)
+        ],
+    }
+    c = contract_of(t)
+    got = sigs(c)
+    assert ("song", ("maple",), "album", ("album_id",)) in got
+    assert ("song", ("cedar",), "genre", ("genre_id",)) in got
+    assert not any(s[1] in (("length",), ("year",), ("song_id",)) for s in got)
+    fk = next(f for f in c.foreign_keys if f.from_.fields == ["maple"])
+    assert fk.evidence["name"] == "values_only" and fk.confidence < 0.6
+
+
+def test_values_alone_never_choose_between_equal_targets_nor_point_at_their_own_table() -> None:
+    t = {
+        "a": [{"a_id": i, "x": f"x{i}"} for i in range(1, 51)],
+        "b": [{"b_id": i, "y": f"y{i}"} for i in range(1, 51)],
+        "c": [{"c_id": i, "ref": 1 + (i * 7) % 50} for i in range(1, 101)],
+    }
+    assert not any(s[1] == ("ref",) for s in sigs(contract_of(t)))
+
+
+def test_codes_in_another_case_are_matched_case_insensitively() -> None:
+    codes = [f"{a}{b}{c}" for a in "ABCD" for b in "EFGH" for c in "IJK"]
+    t = {
+        "customers": [{"CustomerID": c, "name": f"n {c}"} for c in codes],
+        "orders": [{"OrderID": i, "CustomerID": codes[i % 40].lower()} for i in range(1, 200)],
+    }
+    c = contract_of(t)
+    fk = next(f for f in c.foreign_keys if f.from_.source == "orders")
+    assert fk.to.source == "customers" and fk.evidence["case_insensitive"] is True
+
+
+def test_a_strong_name_tolerates_one_missing_parent_among_few_references() -> None:
+    t = {
+        "address": [{"address_id": i, "street": f"s{i}"} for i in range(1, 40) if i != 4],
+        "store": [{"store_id": 1, "address_id": 3}, {"store_id": 2, "address_id": 4}],
+    }
+    fk = next(f for f in contract_of(t).foreign_keys if f.from_.source == "store")
+    assert fk.to.source == "address" and fk.evidence["containment"] == 0.5

@@ -64,3 +64,35 @@ def test_association_table_key_is_its_foreign_key_columns() -> None:
     # a table with a descriptive column is not an association table
     rows2 = [{**r, "note": f"x{r['film_id']}"} for r in rows]
     assert junction_key(prof("fc2", rows2), ["film_id", "category_id"], single) is None
+
+
+def test_exact_duplicate_rows_leave_the_key_with_their_count() -> None:
+    rows = [{"id": i, "name": f"n{i}", "qty": i % 4} for i in range(1, 41)]
+    dirty = [*rows[:10], dict(rows[3]), dict(rows[7]), *rows[10:]]  # two rows twice
+    k = infer_key(prof("item", dirty))
+    assert k is not None and k.fields == ["id"]
+    assert k.evidence["unique"] == "proven modulo duplicate rows" and k.evidence["duplicate_rows"] == 2
+    # a repeated id on rows that differ is not a duplicate row: a near-unique key, reported as such
+    clash = [*rows, {"id": 5, "name": "other", "qty": 9}]
+    n = infer_key(prof("item", clash))
+    assert n is not None and n.fields == ["id"] and n.evidence["unique"] == "near-unique"
+    assert n.evidence["near_unique"]["conflicts"] == 1 and n.confidence <= 0.6
+
+
+def test_composite_key_over_non_id_columns_prefers_the_referenced_pair() -> None:
+    # (batch, slot) and (shelf, slot) are both unique; only (batch, slot) is referenced by another source
+    parent = [
+        {"batch": "AB"[i // 10], "slot": i % 10, "shelf": i % 7, "title": f"t {i} x"} for i in range(20)
+    ]
+    child = [{"line": j, "batch": "AB"[(j * 7) % 20 // 10], "slot": (j * 7) % 10} for j in range(60)]
+    profiles = {"box": prof("box", parent), "line": prof("line", child)}
+    k = infer_key(profiles["box"], profiles)
+    assert k is not None and sorted(k.fields) == ["batch", "slot"]
+    assert k.evidence["referenced_by"] == "line"
+    assert infer_key(profiles["box"]) is not None  # without the other sources it still finds a key
+
+
+def test_key_survives_shuffled_columns() -> None:
+    rows = [{"note": f"n {i} y", "qty": i % 3, "OrderId": 100 + i} for i in range(30)]
+    k = infer_key(prof("Order", rows))
+    assert k is not None and k.fields == ["OrderId"]

@@ -23,7 +23,9 @@ def test_field_by_id_sees_fields_added_removed_and_replaced() -> None:
 
 
 def test_columns_are_in_position_order_and_copies() -> None:
-    recs = [Record(source="T", format="csv", values={"b": "1", "a": "2"}, location=Location(file="T.csv", row=1))]
+    recs = [
+        Record(source="T", format="csv", values={"b": "1", "a": "2"}, location=Location(file="T.csv", row=1))
+    ]
     p = SourceProfile.of_records("T", recs)
     cols = p.columns()
     cols.append("x")  # the caller's list is its own

@@ -93,13 +93,20 @@ def test_source_profile_merge_equals_whole_and_round_trips() -> None:
     b = SourceProfile.of_rows("Line", rows[40:], caps=SMALL)
     whole = SourceProfile.of_rows("Line", rows, caps=SMALL)
     assert a.merge(b) == b.merge(a) == whole
-    assert ("OrderId", "LineNo") in whole.combos
-    combo = whole.combos[("OrderId", "LineNo")]
+    combo = whole.combo(["OrderId", "LineNo"])
+    assert combo is not None and combo.columns == ("LineNo", "OrderId")  # columns sorted by name
     assert combo.rows == 90 and not combo.dup
     assert combo.exact.hashes is None  # 90 tuples > cap 64: distinct is estimated from HLL from here on
-    exact = SourceProfile.of_rows("Line", rows).combos[("OrderId", "LineNo")]
-    assert exact.exact.hashes is not None and exact.distinct == 90
-    assert set(whole.combos) == {("OrderId", "LineNo")}  # only id-like columns (and the first) are candidates
+    exact = SourceProfile.of_rows("Line", rows).combo(["LineNo", "OrderId"])
+    assert exact is not None and exact.exact.hashes is not None and exact.distinct == 90
+    # ids first, then the other key-typed columns (Qty int, Email string); the all-null Note is no candidate
+    assert set(whole.combos) == {
+        ("LineNo", "OrderId"), ("OrderId", "Qty"), ("Email", "OrderId"), ("LineNo", "Qty"), ("Email", "LineNo"),
+        ("Email", "Qty"), ("LineNo", "OrderId", "Qty"), ("Email", "LineNo", "OrderId"), ("Email", "OrderId", "Qty"),
+        ("Email", "LineNo", "Qty"), ("\x00row",),
+    }  # fmt: skip
+    rows_sketch = whole.row_sketch()
+    assert rows_sketch is not None and rows_sketch.rows == 90
     assert SourceProfile.from_dict(json.loads(json.dumps(whole.to_dict()))) == whole
     # a merge never changes its inputs
     before = a.to_dict()

@@ -19,7 +19,9 @@ mixed = st.lists(
         st.none(),
         st.integers(-(10**30), 10**30),
         st.floats(allow_nan=True, allow_infinity=True),
-        st.sampled_from(["1e5", "-2.5E-3", "inf", "NaN", "abc", "007", "17", "17.50", "2020-01-01", "", "true"]),
+        st.sampled_from(
+            ["1e5", "-2.5E-3", "inf", "NaN", "abc", "007", "17", "17.50", "2020-01-01", "", "true"]
+        ),
         st.booleans(),
         st.decimals(allow_nan=False, allow_infinity=False, places=3),
     ),
@@ -46,7 +48,11 @@ def test_mixed_values_profile_and_merge_in_any_order(a: list[Any], b: list[Any],
         assert p.num_max is None or (isinstance(p.num_max, int | float) and not math.isnan(p.num_max))
         assert p.str_min is None or isinstance(p.str_min, str)
     assert (left.num_min, left.num_max, left.str_min, left.str_max) == (
-        whole.num_min, whole.num_max, whole.str_min, whole.str_max)
+        whole.num_min,
+        whole.num_max,
+        whole.str_min,
+        whole.str_max,
+    )
 
 
 def test_number_reads_exponents_and_refuses_nan_and_words() -> None:

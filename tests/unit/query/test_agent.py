@@ -116,5 +116,7 @@ def test_two_decimal_rounding_is_sql_like_and_ignores_float_noise() -> None:
     from esc.agents.query.answer import render_value
 
     assert render_value(399326.87499999994) == 399326.88  # Neo4j's float AVG of a mean that is exactly .875
-    assert render_value(2.675) == 2.68 and render_value(-1.005) == -1.01  # half away from zero, as ROUND(x, 2)
+    assert (
+        render_value(2.675) == 2.68 and render_value(-1.005) == -1.01
+    )  # half away from zero, as ROUND(x, 2)
     assert render_value(0.125) == 0.13 and render_value(12.0) == 12.0

@@ -38,7 +38,11 @@ def test_a_namespace_prefixes_every_label_the_plan_names_and_the_provenance_labe
     plain, _ = compile_plan(plan)
     spaced, params = compile_plan(plan, "shop__")
     assert "(n0:`Album`)" in plain and ":`SourceRecord`)" in plain
-    assert "(n0:`shop__Album`)" in spaced and "(n1:`shop__Artist`)" in spaced and ":`shop__SourceRecord`)" in spaced
+    assert (
+        "(n0:`shop__Album`)" in spaced
+        and "(n1:`shop__Artist`)" in spaced
+        and ":`shop__SourceRecord`)" in spaced
+    )
     assert "`Album`" not in spaced.replace("`shop__Album`", "") and params == {"p0": "X"}
 
 
@@ -55,7 +59,10 @@ def test_grouped_superlative_orders_by_aggregate_alias() -> None:
         kind="superlative",
         start=NodePattern(var="n0", label="Genre"),
         hops=[Hop(rel_type="GENRE", direction="in", target=NodePattern(var="n1", label="Track"))],
-        returns=[ReturnItem(var="n0", prop="Name", alias="v0"), ReturnItem(var="n1", agg="count", alias="score")],
+        returns=[
+            ReturnItem(var="n0", prop="Name", alias="v0"),
+            ReturnItem(var="n1", agg="count", alias="score"),
+        ],
         group_by=["n0"],
         order_by=OrderBy(alias="score"),
         limit=1,
@@ -68,7 +75,9 @@ def test_grouped_superlative_orders_by_aggregate_alias() -> None:
 
 
 def test_expression_constants_are_parameters() -> None:
-    expr = Expr(op="mul", args=[Expr(prop="UnitPrice"), Expr(op="sub", args=[Expr(const=1.0), Expr(prop="Discount")])])
+    expr = Expr(
+        op="mul", args=[Expr(prop="UnitPrice"), Expr(op="sub", args=[Expr(const=1.0), Expr(prop="Discount")])]
+    )
     plan = QueryPlan(
         kind="aggregate",
         start=NodePattern(var="n0", label="OrderDetail"),

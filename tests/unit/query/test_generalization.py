@@ -52,7 +52,9 @@ def test_shared_column_name_is_taken_from_the_type_the_question_names(bank: Quer
 
 
 def test_accent_insensitive_and_misspelt_names(bank: QueryAgent) -> None:
-    assert bank.ask("what is the account balance of bjorn larsson").answer == _cust("Björn Larsson")["acct_bal"]
+    assert (
+        bank.ask("what is the account balance of bjorn larsson").answer == _cust("Björn Larsson")["acct_bal"]
+    )
     assert bank.ask("What is the account balance of Emeka Nwsou?").answer == _cust("Emeka Nwosu")["acct_bal"]
 
 
@@ -100,17 +102,27 @@ def test_superlative_ties_return_every_tied_record(bank: QueryAgent) -> None:
 
 def test_aggregates_mean_what_they_say(bank: QueryAgent) -> None:
     qty = [o["qty"] for o in ORDERS]
-    assert bank.ask("What is the average quantity per order?").answer == pytest.approx(sum(qty) / len(qty), abs=0.01)
+    assert bank.ask("What is the average quantity per order?").answer == pytest.approx(
+        sum(qty) / len(qty), abs=0.01
+    )
     assert bank.ask("What is the total quantity ordered?").answer == sum(qty)
-    assert bank.ask("What is the largest extended price of any order?").answer == max(o["ext_price"] for o in ORDERS)
+    assert bank.ask("What is the largest extended price of any order?").answer == max(
+        o["ext_price"] for o in ORDERS
+    )
 
 
 def test_dates_filter_by_year_and_month(bank: QueryAgent) -> None:
-    assert bank.ask("How many orders were placed in 2024?").answer == sum(o["ord_dt"].startswith("2024") for o in ORDERS)
+    assert bank.ask("How many orders were placed in 2024?").answer == sum(
+        o["ord_dt"].startswith("2024") for o in ORDERS
+    )
     march = sum(o["ord_dt"].startswith("2023-03") for o in ORDERS)
     assert bank.ask("How many orders were placed in March 2023?").answer == march
-    assert bank.ask("How many orders were placed before 2024?").answer == sum(o["ord_dt"] < "2024" for o in ORDERS)
-    assert bank.ask("How many orders were placed after March 2023?").answer == sum(o["ord_dt"] >= "2023-04" for o in ORDERS)
+    assert bank.ask("How many orders were placed before 2024?").answer == sum(
+        o["ord_dt"] < "2024" for o in ORDERS
+    )
+    assert bank.ask("How many orders were placed after March 2023?").answer == sum(
+        o["ord_dt"] >= "2023-04" for o in ORDERS
+    )
     latest = max(ORDERS, key=lambda o: o["ord_dt"])
     ans = bank.ask("What is the ord no of the most recent order?")
     assert ans.answer == latest["ord_no"]

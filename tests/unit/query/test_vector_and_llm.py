@@ -51,7 +51,12 @@ class _Embedder(Embedder):
 
 
 def _hit(sim: float) -> dict[str, Any]:
-    return {"text": "Revenue grew 5% on new contracts.", "source": "docs", "record_id": "a.txt:1", "similarity": sim}
+    return {
+        "text": "Revenue grew 5% on new contracts.",
+        "source": "docs",
+        "record_id": "a.txt:1",
+        "similarity": sim,
+    }
 
 
 def test_weak_or_off_topic_vector_evidence_abstains() -> None:
