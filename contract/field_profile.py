@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from esc.contract import histogram
 from esc.contract.semantic import canonical, is_year, physical_of, string_hints
 from esc.contract.sketches import BottomK, ExactSet, Examples, HyperLogLog, TopK, hash_value, representative
 from esc.contract.typing import PhysicalType, widen
@@ -57,6 +58,7 @@ class FieldProfile:
     top: TopK
     examples: Examples
     caps: Caps = field(default=DEFAULT_CAPS, compare=False)
+    num_hist: Mapping[int, int] = field(default_factory=dict)  # numeric values on a log grid (contract/histogram.py)
 
     # ---------------------------------------------------------------------------------------------- building
     @classmethod
@@ -132,6 +134,7 @@ class FieldProfile:
             top=self.top.merge(other.top),
             examples=self.examples.merge(other.examples),
             caps=self.caps,
+            num_hist=histogram.merge(self.num_hist, other.num_hist),
         )
 
     # ---------------------------------------------------------------------------------------------- reading
@@ -193,6 +196,7 @@ class FieldProfile:
             "sample": self.sample.to_dict(),
             "top": self.top.to_dict(),
             "examples": self.examples.to_dict(),
+            "num_hist": histogram.to_list(self.num_hist),
         }
 
     @classmethod
@@ -219,6 +223,7 @@ class FieldProfile:
             top=TopK.from_dict(d["top"]),
             examples=Examples.from_dict(d["examples"]),
             caps=caps,
+            num_hist=histogram.from_list(d.get("num_hist")),  # absent in profiles saved before it existed
         )
 
 
@@ -273,6 +278,7 @@ class Aggregates:
     len_sum: int = 0
     str_count: int = 0
     words_sum: int = 0
+    num_hist: Mapping[int, int] = field(default_factory=dict)
 
     def merge(self, o: Aggregates) -> Aggregates:
         return Aggregates(
@@ -288,6 +294,7 @@ class Aggregates:
             self.len_sum + o.len_sum,
             self.str_count + o.str_count,
             self.words_sum + o.words_sum,
+            histogram.merge(self.num_hist, o.num_hist),
         )
 
 
@@ -302,7 +309,7 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
     len_min: int | None = None
     len_max: int | None = None
     len_sum = str_count = words_sum = 0
-    nonnull = 0
+    nonnull, hist = 0, dict[int, int]()
     for i, (raw, wt) in enumerate(zip(raws, weights, strict=True)):
         nonnull += wt
         t = phys[i] if phys is not None else physical_of(raw)
@@ -311,6 +318,7 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
             cv = number(raw)
             num_min = lower(num_min, cv)
             num_max = upper(num_max, cv)
+            histogram.add(hist, cv, wt)
             if t == "int" and cv is not None and is_year(cv):
                 hints["year"] = hints.get("year", 0) + wt
         elif isinstance(raw, str):
@@ -325,7 +333,8 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
             if t in ("string", "text", "date", "datetime"):
                 str_min, str_max = lower(str_min, raw), upper(str_max, raw)
     return Aggregates(nonnull, dict(sorted(types.items())), dict(sorted(hints.items())), num_min, num_max,
-                      str_min, str_max, len_min, len_max, len_sum, str_count, words_sum)  # fmt: skip
+                      str_min, str_max, len_min, len_max, len_sum, str_count, words_sum,
+                      dict(sorted(hist.items())))  # fmt: skip
 
 
 def build_from_groups(
@@ -387,4 +396,5 @@ def build_from_groups(
         top=TopK(caps.top_k, tuple(top_items)),
         examples=Examples(caps.examples, ex_items),
         caps=caps,
+        num_hist=dict(agg.num_hist),
     )

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from esc.contract import histogram
 from esc.contract.field_profile import (
     DEFAULT_CAPS,
     Aggregates,
@@ -58,6 +59,7 @@ def _numeric_field(
         hints={"year": years} if years else {},
         num_min=canonical(values.min().item()) if len(values) else None,
         num_max=canonical(values.max().item()) if len(values) else None,
+        num_hist=histogram.of_array(values),
     )
     return build_from_groups(name, name, position, agg, counts, uh, _LazyReps(uv), caps=caps)
 
