@@ -31,6 +31,7 @@ from esc.agents.contract_reports import ContractReports
 from esc.agents.extractors import covers
 from esc.agents.ingest import Ingestor, IngestResult, Prepared, parse
 from esc.agents.profiler import ProfileDelta, Watermark, profile_batch
+from esc.agents.record_check import split as check_pushed
 from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.seen import SeenRecords
 from esc.contract.evolve import diff_items
@@ -273,6 +274,9 @@ class ExtractionWorker:
     async def on_records(self, messages: Sequence[Message]) -> IngestResult:
         """One batch from the records topic. Returns the result; its ``dead`` go to the dead-letter topic."""
         envs, dead = await asyncio.to_thread(split_messages, messages)  # parsing: off the event loop
+        if self.contract is not None:  # pushed records must fit their source's record schema (agents/record_check.py)
+            envs, rejected = await asyncio.to_thread(check_pushed, envs, self.contract)
+            dead += rejected
         for d in dead:
             metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
         if envs:

@@ -33,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from esc.agents import metrics
+from esc.agents.contract_reports import examples_update
 from esc.agents.embedding import Embedder, get_embedder
+from esc.agents.examples_runner import ExampleChecker
 from esc.agents.ingest import Ingestor
 from esc.agents.pipeline import (
     TICK,
@@ -121,6 +123,7 @@ class InProcessRuntime:
         self.contract: Contract | None = None
         self.query: QueryService | None = None  # answers POST /v1/ask while serving; follows every contract
         self.summary = RunSummary()
+        self.examples = ExampleChecker("embedded")
         self._records = self.bus.name(topics.RECORDS)
         for spec, group in ((topics.RECORDS, "profile"), (topics.RECORDS, "extract"), (PROFILES, "contract"),
                             (topics.SCHEMA_CONTRACTS, "follow")):  # fmt: skip
@@ -301,6 +304,11 @@ class InProcessRuntime:
             if self.worker.idle() and self.bus.pending() == 0:
                 break
             await asyncio.sleep(0.02)
+        if self.examples.due(self.contract):  # a new version's example queries, now that the store holds it
+            assert self.contract is not None
+            report = await asyncio.to_thread(self.examples.check, self.contract, self.ingestor.graph)
+            self.bus.publish(PROFILES, b"examples", examples_update(report))  # into the contract (esc schema)
+            await self.pump()
         self.summary.backfilled = self.worker.backfilled
         self.summary.deferred = len(self.worker.deferred)
 
