@@ -113,9 +113,9 @@ def against_contract(
         reason = None
         if contract is not None and isinstance(item, RecordEnvelope):
             reason = violation(contract, item.source, item.payload)
-        if reason is None:
+        if reason is None or not isinstance(item, RecordEnvelope):
             out.append(item)
-        else:
-            raw = json.dumps(item.payload, ensure_ascii=False).encode("utf-8", "replace")  # type: ignore[union-attr]
-            out.append(DeadLetter.of(reason, PUSH_STAGE, _clip(raw), source=item.source, location=item.record_id))
+            continue
+        raw = json.dumps(item.payload, ensure_ascii=False).encode("utf-8", "replace")
+        out.append(DeadLetter.of(reason, PUSH_STAGE, _clip(raw), source=item.source, location=item.record_id))
     return out
