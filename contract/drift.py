@@ -23,6 +23,9 @@ from esc.contract.reports import FieldDrift, SourceDrift
 MIN_NUMERIC = 30
 """Numeric values each window needs before PSI and KS are computed."""
 DIGITS = 6
+THRESHOLDS = {"null_rate_change": 0.2, "psi": 0.25, "ks": 0.3, "type_shift": 0.1}
+"""Above these a field has drifted (ops/prometheus/rules/esc.yml alerts on the same numbers; ``esc schema`` lists
+such fields)."""
 
 
 @dataclass(frozen=True)
@@ -141,3 +144,13 @@ def compare(prev: Window | None, cur: Window, window: int, ids: Mapping[str, str
         previous_records=prev.records if prev is not None else None,
         fields=fields,
     )
+
+
+def drifted(report: SourceDrift) -> dict[str, dict[str, float]]:
+    """The fields of a report past :data:`THRESHOLDS`, with the measures that are."""
+    out: dict[str, dict[str, float]] = {}
+    for name, fd in report.fields.items():
+        over = {m: float(v) for m, limit in THRESHOLDS.items() if (v := getattr(fd, m)) is not None and v > limit}
+        if over:
+            out[name] = over
+    return out
