@@ -12,8 +12,8 @@ from esc.agents.record_check import REASON, split, violation
 from esc.contract.entities import with_entities
 from esc.streams.events import RecordEnvelope
 from tests.fakes.contracts import chinook_like
-from tests.unit.agents.test_pipeline_worker import Log, messages, new_worker
 from tests.unit.agents.fakes import RecordingGraph
+from tests.unit.agents.test_pipeline_worker import Log, messages, new_worker
 
 
 def test_a_pushed_record_that_would_widen_a_type_is_a_dead_letter_with_the_reason(tmp_path: Path) -> None:
