@@ -309,7 +309,7 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
     len_min: int | None = None
     len_max: int | None = None
     len_sum = str_count = words_sum = 0
-    nonnull, hist = 0, dict[int, int]()
+    nonnull, numbers = 0, list[tuple[Any, int]]()
     for i, (raw, wt) in enumerate(zip(raws, weights, strict=True)):
         nonnull += wt
         t = phys[i] if phys is not None else physical_of(raw)
@@ -318,7 +318,7 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
             cv = number(raw)
             num_min = lower(num_min, cv)
             num_max = upper(num_max, cv)
-            histogram.add(hist, cv, wt)
+            numbers.append((cv, wt))
             if t == "int" and cv is not None and is_year(cv):
                 hints["year"] = hints.get("year", 0) + wt
         elif isinstance(raw, str):
@@ -334,7 +334,7 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
                 str_min, str_max = lower(str_min, raw), upper(str_max, raw)
     return Aggregates(nonnull, dict(sorted(types.items())), dict(sorted(hints.items())), num_min, num_max,
                       str_min, str_max, len_min, len_max, len_sum, str_count, words_sum,
-                      dict(sorted(hist.items())))  # fmt: skip
+                      histogram.of_pairs(numbers))  # fmt: skip
 
 
 def build_from_groups(

@@ -16,7 +16,7 @@ float operations. :func:`psi` (population stability index over deciles of the re
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -45,23 +45,41 @@ def bucket(x: float) -> int | None:
     return idx if x > 0 else -idx
 
 
-def of_array(values: np.ndarray) -> Hist:
-    """Histogram of a numpy array of numbers (the vectorised :func:`bucket`)."""
+_OFFSET = 1 + (MAX_EXP - MIN_EXP + 1) * SUB_BUCKETS
+"""Largest bucket index: ``bucket + _OFFSET`` is never negative (for ``np.bincount``)."""
+
+
+def of_array(values: np.ndarray | Sequence[float], weights: np.ndarray | Sequence[int] | None = None) -> Hist:
+    """Histogram of an array of numbers, each counted ``weights[i]`` times (default once): the vectorised
+    :func:`bucket`, and the one the profilers use."""
     a = np.asarray(values, dtype=np.float64)
-    a = a[np.isfinite(a)]
+    w = np.ones(len(a), dtype=np.float64) if weights is None else np.asarray(weights, dtype=np.float64)
+    finite = np.isfinite(a)
+    if not finite.all():
+        a, w = a[finite], w[finite]
     if len(a) == 0:
         return {}
     m, e = np.frexp(np.abs(a))
-    e = e.astype(np.int64)
     sub = ((m - 0.5) * (2 * SUB_BUCKETS)).astype(np.int64)
     top = e > MAX_EXP
-    e = np.where(top, MAX_EXP, e)
-    sub = np.where(top, SUB_BUCKETS - 1, sub)
-    idx = 1 + (e - MIN_EXP) * SUB_BUCKETS + sub
+    idx = 1 + (np.minimum(e, MAX_EXP).astype(np.int64) - MIN_EXP) * SUB_BUCKETS + np.where(top, SUB_BUCKETS - 1, sub)
     idx = np.where(a < 0, -idx, idx)
-    idx = np.where((a == 0) | (np.frexp(np.abs(a))[1] < MIN_EXP), 0, idx)
-    keys, counts = np.unique(idx, return_counts=True)
-    return {int(k): int(c) for k, c in zip(keys, counts, strict=True)}
+    idx = np.where((a == 0) | (e < MIN_EXP), 0, idx)
+    counts = np.bincount(idx + _OFFSET, weights=w)
+    nz = np.nonzero(counts)[0]
+    return {int(k) - _OFFSET: int(round(counts[k])) for k in nz}
+
+
+def of_pairs(pairs: Sequence[tuple[float | None, int]]) -> Hist:
+    """Histogram of ``(number or None, count)`` pairs (None and non-finite numbers are not counted)."""
+    nums = [(x, n) for x, n in pairs if x is not None]
+    if not nums:
+        return {}
+    try:
+        values = np.array([x for x, _ in nums], dtype=np.float64)
+    except OverflowError:  # an integer beyond the float range: counted in the top bucket of its sign
+        values = np.array([x if abs(x) < 1e308 else math.copysign(1e308, x) for x, _ in nums], dtype=np.float64)
+    return of_array(values, [n for _, n in nums])
 
 
 def add(h: dict[int, int], x: float | None, n: int = 1) -> None:

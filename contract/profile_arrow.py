@@ -59,7 +59,7 @@ def _numeric_field(
         hints={"year": years} if years else {},
         num_min=canonical(values.min().item()) if len(values) else None,
         num_max=canonical(values.max().item()) if len(values) else None,
-        num_hist=histogram.of_array(values),
+        num_hist=histogram.of_array(uv, counts),
     )
     return build_from_groups(name, name, position, agg, counts, uh, _LazyReps(uv), caps=caps)
 
