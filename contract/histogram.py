@@ -67,7 +67,7 @@ def of_array(values: np.ndarray | Sequence[float], weights: np.ndarray | Sequenc
     idx = np.where((a == 0) | (e < MIN_EXP), 0, idx)
     counts = np.bincount(idx + _OFFSET, weights=w)
     nz = np.nonzero(counts)[0]
-    return {int(k) - _OFFSET: int(round(counts[k])) for k in nz}
+    return {int(k) - _OFFSET: int(counts[k] + 0.5) for k in nz}
 
 
 def of_pairs(pairs: Sequence[tuple[float | None, int]]) -> Hist:
