@@ -10,17 +10,23 @@ Failures are logged and counted (``esc_contract_examples_failed``); the report g
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from esc.agents import metrics
+from esc.agents.contract_reports import examples_update
 from esc.agents.query.plan import Filter, Hop, NodePattern, OrderBy, PlanRow, QueryPlan, ReturnItem
 from esc.agents.query.validate import ensure_valid
 from esc.agents.stores.base import GraphStore
 from esc.contract.examples import ExampleQuery, example_queries
 from esc.contract.model import Contract
 from esc.contract.reports import ExampleReport, ExampleResult
+
+if TYPE_CHECKING:
+    from esc.agents.pipeline import ExtractionWorker
 
 log = logging.getLogger(__name__)
 
@@ -136,3 +142,13 @@ class ExampleChecker:
         report, _ = run_examples(contract, graph, self.store)
         self.checked = (contract.version, contract.content_hash)
         return report
+
+    async def when_idle(self, worker: ExtractionWorker, publish: Callable[[bytes], Awaitable[None]]) -> bool:
+        """Check the worker's contract if it is new and nothing is being replayed or deferred (the store holds the
+        version); ``publish`` sends the report (agents/contract_reports.examples_update) to the contract writer."""
+        contract = worker.contract
+        if contract is None or not self.due(contract) or not worker.idle() or len(worker.deferred):
+            return False
+        report = await asyncio.to_thread(self.check, contract, worker.ingestor.graph)
+        await publish(examples_update(report))
+        return True

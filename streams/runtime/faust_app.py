@@ -25,7 +25,6 @@ from typing import Any
 import faust
 
 from esc.agents import metrics
-from esc.agents.contract_reports import examples_update
 from esc.agents.embedding import background_embedder, get_embedder
 from esc.agents.examples_runner import ExampleChecker
 from esc.agents.ingest import Ingestor
@@ -257,11 +256,11 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     async def check_examples() -> None:
         """A new version's example queries, once this worker's store holds it (nothing to replay or defer); the
         report goes to the contract writer, which publishes it in the contract (agents/contract_reports.py)."""
-        w = runtime.get("worker")
-        if w is None or not examples.due(w.contract) or not w.idle() or len(w.deferred):
-            return
-        report = await asyncio.to_thread(examples.check, w.contract, w.ingestor.graph)
-        await profiles_topic.send(key=b"examples", value=examples_update(report))
+        async def publish(value: bytes) -> None:
+            await profiles_topic.send(key=b"examples", value=value)
+
+        if "worker" in runtime:
+            await examples.when_idle(worker(), publish)
 
     @app.timer(TICK_SECONDS)
     async def tick() -> None:

@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import Any
 
 from esc.agents import metrics
-from esc.agents.contract_reports import examples_update
 from esc.agents.embedding import Embedder, get_embedder
 from esc.agents.examples_runner import ExampleChecker
 from esc.agents.ingest import Ingestor
@@ -291,6 +290,7 @@ class InProcessRuntime:
         """The contract agent's timer: lets idle pushed sources settle."""
         self.bus.publish(PROFILES, b"tick", TICK)
         await self.pump()
+        await self._examples()
 
     async def drain(self) -> None:
         """Wait until every topic is read and the backfill is idle; a failed backfill raises here."""
@@ -304,10 +304,14 @@ class InProcessRuntime:
             if self.worker.idle() and self.bus.pending() == 0:
                 break
             await asyncio.sleep(0.02)
-        if self.examples.due(self.contract):  # a new version's example queries, now that the store holds it
-            assert self.contract is not None
-            report = await asyncio.to_thread(self.examples.check, self.contract, self.ingestor.graph)
-            self.bus.publish(PROFILES, b"examples", examples_update(report))  # into the contract (esc schema)
+        await self._examples()
+
+    async def _examples(self) -> None:
+        """A new version's example queries once the store holds it; the report goes into the contract."""
+        async def publish(value: bytes) -> None:
+            self.bus.publish(PROFILES, b"examples", value)
+
+        if await self.examples.when_idle(self.worker, publish):
             await self.pump()
         self.summary.backfilled = self.worker.backfilled
         self.summary.deferred = len(self.worker.deferred)
