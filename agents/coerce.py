@@ -20,15 +20,12 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from esc.contract.errors import CoercionError
 from esc.contract.typing import PhysicalType
 
 _TRUE = {"true", "t", "yes", "y", "1"}
 _FALSE = {"false", "f", "no", "n", "0"}
 MAX_SAFE_FLOAT_INT = 2**53
-
-
-class CoercionError(ValueError):
-    """A value that does not fit the field's type; the message says which value and which type."""
 
 
 def _fail(value: Any, type_: str) -> CoercionError:

@@ -33,17 +33,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from esc.contract.errors import EmbedderUnavailable, EmbeddingError
+
 log = logging.getLogger(__name__)
 
 EMBEDDER_KINDS = ("minilm", "hashing", "openai")
-
-
-class EmbeddingError(RuntimeError):
-    """An embedder could not produce vectors; the message says why."""
-
-
-class EmbedderUnavailable(EmbeddingError):
-    """The requested embedder cannot run here (missing package, file or configuration)."""
 
 
 def _normalise_rows(matrix: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from esc.contract.entities import merge_entities, merge_relationships, pascal, rel_signature, upper_snake
+from esc.contract.errors import ProposalFormatError
 from esc.contract.model import Attribute, Contract, EntityType, Relationship
 
 RefStatus = Literal["valid", "repaired", "dropped"]
@@ -145,10 +146,6 @@ class ValidationReport(BaseModel):
             "rejected": list(self.rejected),
             "ignored": list(self.ignored),
         }
-
-
-class ProposalFormatError(ValueError):
-    """The proposal is not the expected JSON shape."""
 
 
 def _items(data: dict[str, Any], key: str, problems: list[str]) -> list[Any]:

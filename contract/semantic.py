@@ -33,8 +33,6 @@ _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 TEXT_CHARS = 200
 """A string this long is ``text``; so is a multi-line or multi-sentence string of 60+ characters."""
 
-HINTS = ("email", "url", "phone", "percent", "money", "year")
-
 
 def physical_of(v: Any) -> PhysicalType:
     """Physical type of one value as a reader delivers it."""

@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from esc.contract.errors import ContractFormatError
 from esc.contract.model import FORMAT_VERSION, Contract, ContractDiff
 
 FLOAT_DIGITS = 6
@@ -45,10 +46,6 @@ _KEEP_EMPTY = frozenset(
     }
 )
 _FREE_FORM = frozenset({"key_evidence", "evidence", "detail"})
-
-
-class ContractFormatError(ValueError):
-    """A contract text that cannot be read: bad YAML/JSON, wrong shape, or an unknown format version."""
 
 
 MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}

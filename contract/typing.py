@@ -79,8 +79,3 @@ def widen(a: PhysicalType, b: PhysicalType) -> PhysicalType:
     if "text" in (a, b):
         return "text"
     return "string"
-
-
-def is_widening(old: PhysicalType, new: PhysicalType) -> bool:
-    """True when ``new`` is ``old`` or a wider type (so replacing old by new never narrows)."""
-    return widen(old, new) == new

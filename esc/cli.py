@@ -38,7 +38,17 @@ _register_all()
 
 
 def main() -> None:
-    app()
+    from pydantic import ValidationError
+
+    try:
+        app()
+    except ValidationError as exc:
+        if exc.title != "Settings":
+            raise
+        for err in exc.errors():
+            name = "ESC_" + "_".join(str(p) for p in err["loc"]).upper()
+            typer.echo(f"esc: invalid configuration: {name}={err.get('input')!r}: {err['msg']}", err=True)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":

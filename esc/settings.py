@@ -1,50 +1,72 @@
-"""Configuration from environment variables, with local defaults. Documented in README.md (Configuration)."""
+"""Configuration: one settings object read from ``ESC_*`` environment variables (pydantic-settings), with local
+defaults. README.md's Configuration table is checked against this model (tests/unit/test_settings.py).
+
+An empty variable counts as unset. Values given to the constructor win over the environment, so tests and bench
+scripts build variants with ``Settings(app_id=...)`` or ``settings.model_copy(update={...})``.
+"""
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from esc.contract.field_cap import MAX_FIELDS_PER_SOURCE
 
 
-def _env(name: str, default: str) -> str:
-    value = os.environ.get(name)
-    return value if value not in (None, "") else default
+def _env_alias(name: str) -> Any:
+    return AliasChoices(name, name.lower())
 
 
-def _port(name: str, default: int) -> int:
-    return int(_env(name, str(default)))
-
-
-@dataclass(frozen=True)
-class Settings:
-    state_dir: Path = field(default_factory=lambda: Path(_env("ESC_STATE_DIR", str(Path.cwd() / "state"))))
-    cache_dir: Path = field(
-        default_factory=lambda: Path(_env("ESC_CACHE_DIR", str(Path.home() / ".cache" / "esc")))
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="ESC_", env_ignore_empty=True, extra="ignore", frozen=True, populate_by_name=True
     )
-    kafka_port: int = field(default_factory=lambda: _port("ESC_KAFKA_PORT", 9092))
-    kafka_controller_port: int = field(default_factory=lambda: _port("ESC_KAFKA_CONTROLLER_PORT", 9093))
-    neo4j_port: int = field(default_factory=lambda: _port("ESC_NEO4J_PORT", 7687))
-    weaviate_port: int = field(default_factory=lambda: _port("ESC_WEAVIATE_PORT", 8080))
-    weaviate_grpc_port: int = field(default_factory=lambda: _port("ESC_WEAVIATE_GRPC_PORT", 50051))
+
+    state_dir: Path = Field(
+        default_factory=lambda: Path.cwd() / "state",
+        description="all local state: stack data and logs, worker state, embedded store",
+    )
+    cache_dir: Path = Field(
+        default_factory=lambda: Path.home() / ".cache" / "esc",
+        description="downloads and builds (jars, Weaviate binary, Maven and Go caches, TPC-H data)",
+    )
+    host: str = Field(default="127.0.0.1", description="address services and the worker bind to")
+    kafka_port: int = 9092
+    kafka_controller_port: int = 9093
+    neo4j_port: int = 7687
+    weaviate_port: int = 8080
+    weaviate_grpc_port: int = 50051
     # Weaviate's internal cluster ports: gossip (and data = gossip + 1), raft (and its RPC = raft + 1).
-    weaviate_gossip_port: int = field(default_factory=lambda: _port("ESC_WEAVIATE_GOSSIP_PORT", 7946))
-    weaviate_raft_port: int = field(default_factory=lambda: _port("ESC_WEAVIATE_RAFT_PORT", 8300))
-    prometheus_port: int = field(default_factory=lambda: _port("ESC_PROMETHEUS_PORT", 19090))
-    web_port: int = field(default_factory=lambda: _port("ESC_WEB_PORT", 6066))
-    host: str = field(default_factory=lambda: _env("ESC_HOST", "127.0.0.1"))
+    weaviate_gossip_port: int = 7946
+    weaviate_raft_port: int = 8300
+    prometheus_port: int = 19090
+    web_port: int = 6066
     # Set ESC_KAFKA_BOOTSTRAP to use Kafka mode explicitly; empty means "probe the local stack".
-    kafka_bootstrap_env: str = field(default_factory=lambda: os.environ.get("ESC_KAFKA_BOOTSTRAP", ""))
-    neo4j_uri_env: str = field(default_factory=lambda: os.environ.get("ESC_NEO4J_URI", ""))
-    weaviate_url_env: str = field(default_factory=lambda: os.environ.get("ESC_WEAVIATE_URL", ""))
+    kafka_bootstrap_env: str = Field(default="", validation_alias=_env_alias("ESC_KAFKA_BOOTSTRAP"),
+        description="use an existing Kafka; set it to force Kafka mode",
+    )
+    neo4j_uri_env: str = Field(default="", validation_alias=_env_alias("ESC_NEO4J_URI"))
+    weaviate_url_env: str = Field(default="", validation_alias=_env_alias("ESC_WEAVIATE_URL"))
+    app_id: str = Field(default="esc", description="Faust app id, consumer group, contract id, namespaces")
     # Topics default to the app id's: two apps on one Kafka never share a topic unless told to.
-    topic_prefix: str = field(default_factory=lambda: _env("ESC_TOPIC_PREFIX", _env("ESC_APP_ID", "esc")))
-    app_id: str = field(default_factory=lambda: _env("ESC_APP_ID", "esc"))
-    llm_base_url: str = field(default_factory=lambda: os.environ.get("ESC_LLM_BASE_URL", ""))
-    llm_model: str = field(default_factory=lambda: _env("ESC_LLM_MODEL", "gpt-4o-mini"))
-    llm_api_key: str = field(default_factory=lambda: _env("ESC_LLM_API_KEY", "none"))
+    topic_prefix: str = ""
+    llm_base_url: str = ""
+    llm_model: str = "gpt-4o-mini"
+    llm_api_key: str = Field(default="none", repr=False)
     # Bearer token for the HTTP API's data endpoints; required to bind the API beyond loopback.
-    api_token: str = field(default_factory=lambda: os.environ.get("ESC_API_TOKEN", ""), repr=False)
+    api_token: str = Field(default="", repr=False)
+    max_fields: int = Field(
+        default=MAX_FIELDS_PER_SOURCE, ge=1, description="fields per source; later names go to the _overflow map"
+    )
+
+    @model_validator(mode="after")
+    def _topic_prefix_defaults_to_app_id(self) -> Settings:
+        if not self.topic_prefix:
+            object.__setattr__(self, "topic_prefix", self.app_id)
+        return self
 
     @property
     def kafka_bootstrap(self) -> str:
@@ -65,6 +87,10 @@ class Settings:
     def topic(self, name: str) -> str:
         """Full topic name for a logical name such as ``records`` -> ``esc.records``."""
         return f"{self.topic_prefix}.{name}"
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (validated like the environment's values)."""
+        return type(self).model_validate({**self.model_dump(), **changes})
 
 
 def load() -> Settings:

@@ -20,7 +20,6 @@ from typing import Any
 from cloudevents.core.bindings import kafka
 from cloudevents.core.v1.event import CloudEvent
 
-CONTENT_TYPE = "application/cloudevents+json"
 CONTRACT_EVENT_TYPE = "esc.schema.contract"
 CONTRACT_EVENT_SOURCE = "esc/contract-agent"
 Headers = list[tuple[str, bytes]]

@@ -137,27 +137,47 @@ class QueryRequest(BaseModel):
     time: datetime = Field(default_factory=now)
 
 
-class AnswerCitation(BaseModel):
+Route = Literal["lookup", "traverse", "aggregate", "vector", "abstain"]
+
+
+class Citation(BaseModel):
+    """A source record an answer rests on."""
+
     source: str
     record_id: str
     location: str = ""
 
 
-class AnswerEnvelope(BaseModel):
-    """The answer to one ``QueryRequest`` (same ``id``): DESIGN.md §3's answer shape ``{answer, citations, route,
-    confidence, contract_version}`` plus the correlation fields and diagnostics (``reason`` when abstaining)."""
+class Answer(BaseModel):
+    """The answer every surface returns (``esc ask --json``, ``POST /v1/ask``, ``esc.answers``, the embedded API):
+    DESIGN.md §3's ``{answer, citations, route, confidence, contract_version}`` plus additive diagnostics
+    (``reason`` when abstaining, the ``plan`` and ``query`` that ran with ``explain``, ``low_confidence`` for weak
+    vector evidence, ``unmatched`` words, ``latency_ms``)."""
 
-    model_config = ConfigDict(extra="allow")
-
-    id: str
     answer: Any = None
-    citations: list[AnswerCitation] = Field(default_factory=list)
-    route: Literal["lookup", "traverse", "aggregate", "vector", "abstain"]
+    citations: list[Citation] = Field(default_factory=list)
+    route: Route
     confidence: float = 0.0
     contract_version: int = 0
     reason: str | None = None
     low_confidence: bool = False
+    plan: dict[str, Any] | None = None
+    query: str | None = None
     latency_ms: float | None = None
+    text: str | None = None  # the answer phrased as a sentence (LLM mode)
+    unmatched: list[str] | None = None  # words of the question the plan could not use
+    extension: dict[str, Any] | None = None  # a query-scoped schema extension this answer used (LLM mode)
+
+    @classmethod
+    def abstain(cls, reason: str, contract_version: int, **extra: Any) -> Answer:
+        return cls(answer=None, route="abstain", confidence=0.0, contract_version=contract_version, reason=reason, **extra)
+
+
+class AnswerEnvelope(Answer):
+    """The answer to one ``QueryRequest`` on the topics and over HTTP: the answer plus the request's ``id``, the
+    ``reply_to`` topic it went to and when it was answered."""
+
+    id: str
     reply_to: str | None = None
     time: datetime = Field(default_factory=now)
 

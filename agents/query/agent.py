@@ -18,9 +18,6 @@ import threading
 import time
 import unicodedata
 from pathlib import Path
-from typing import Literal
-
-from pydantic import BaseModel
 
 from esc.agents.embedding import Embedder
 from esc.agents.query.answer import Answer, compose
@@ -33,16 +30,11 @@ from esc.agents.query.validate import problems
 from esc.agents.query.vector import answer_from_hits, content_words, search
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.contract.model import Contract
+from esc.streams.events import QueryOptions
 
 log = logging.getLogger(__name__)
 
 MAX_QUESTION_CHARS = 2000
-
-
-class AskOptions(BaseModel):
-    mode: Literal["deterministic", "llm", "auto"] = "deterministic"
-    vector_fallback: bool = True
-    explain: bool = False  # include the plan and the compiled query in the answer
 
 
 def clean_question(text: str) -> str:
@@ -119,8 +111,8 @@ class QueryAgent:
         )
 
     # -- asking -----------------------------------------------------------------------------------------------
-    def ask(self, question: str, options: AskOptions | None = None) -> Answer:
-        opts = options or AskOptions()
+    def ask(self, question: str, options: QueryOptions | None = None) -> Answer:
+        opts = options or QueryOptions()
         started = time.perf_counter()
         g = self.grounding()  # pinned for the whole question
         q = clean_question(question)
@@ -129,7 +121,7 @@ class QueryAgent:
         answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return answer
 
-    def _answer(self, q: str, g: Grounding, opts: AskOptions) -> Answer:
+    def _answer(self, q: str, g: Grounding, opts: QueryOptions) -> Answer:
         if opts.mode in ("llm", "auto") and self.llm is not None and self.graph is not None:
             llm_answer = self.llm.ask(q, g, self.graph)
             if llm_answer.route != "abstain" or opts.mode == "llm":
@@ -148,7 +140,7 @@ class QueryAgent:
             return Answer.abstain("no graph store configured", g.version)
         try:
             rows = self.graph.run_plan(planned.plan)
-        except Exception as exc:
+        except Exception as exc:  # any store client error (driver, DuckDB, an outage past its retries): answered, never raised
             log.warning("plan failed: %s", exc)
             return Answer.abstain(f"the graph store could not run the query: {exc}"[:300], g.version)
         answer = compose(
@@ -163,7 +155,7 @@ class QueryAgent:
             answer.plan = planned.plan.model_dump(exclude_defaults=True)
             try:
                 answer.query = compile_plan(planned.plan)[0]
-            except Exception:
+            except ValueError:  # UnsafeQuery / UnsafeIdentifier: the answer stands without its query text
                 answer.query = None
         return answer
 
@@ -171,7 +163,7 @@ class QueryAgent:
         self,
         q: str,
         g: Grounding,
-        opts: AskOptions,
+        opts: QueryOptions,
         reason: str,
         descriptive: bool,
         names: list[str] | None = None,
@@ -190,7 +182,7 @@ class QueryAgent:
         ):
             try:
                 hits = search(vectors, embedder, collection, q)
-            except Exception as exc:
+            except Exception as exc:  # any vector store or embedder error: the question abstains with it
                 return Answer.abstain(f"{reason}; vector search failed: {exc}"[:300], g.version)
             words = [w for w in (unmatched or []) if w not in (names or [])] or content_words(q)
             answer = answer_from_hits(hits, g.version, names=names or [], words=words)

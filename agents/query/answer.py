@@ -1,50 +1,20 @@
-"""The answer every surface returns (``esc ask --json``, HTTP, ``esc.answers``), and how rows become one.
-
-Shape (DESIGN.md §3): ``{"answer", "citations": [{"source", "record_id", "location"}], "route", "confidence",
-"contract_version"}`` plus additive diagnostics (``reason`` when abstaining, the ``plan`` and ``query`` that ran,
-``low_confidence`` for weak vector evidence, ``latency_ms``).
-"""
+"""How rows become an answer (values rendered for display, citations collected). The answer model itself is
+``esc.streams.events.Answer``: one model for every surface."""
 
 from __future__ import annotations
 
 import re
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from esc.agents.query.plan import PlanRow
+from esc.streams.events import Answer, Citation, Route
 
-Route = Literal["lookup", "traverse", "aggregate", "vector", "abstain"]
+__all__ = ["MAX_CITATIONS", "Answer", "Citation", "Route", "citations_of", "render_value", "round_2"]
+
 MAX_CITATIONS = 50
 MAX_LIST = 200
 _MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ]00:00(?::00(?:\.0+)?)?(?:Z|[+-]00:?00)?$")
-
-
-class Citation(BaseModel):
-    source: str
-    record_id: str
-    location: str = ""
-
-
-class Answer(BaseModel):
-    answer: Any = None
-    citations: list[Citation] = Field(default_factory=list)
-    route: Route
-    confidence: float = 0.0
-    contract_version: int = 0
-    reason: str | None = None
-    low_confidence: bool = False
-    plan: dict[str, Any] | None = None
-    query: str | None = None
-    latency_ms: float | None = None
-    text: str | None = None  # the answer phrased as a sentence (LLM mode)
-    unmatched: list[str] | None = None  # words of the question the plan could not use
-    extension: dict[str, Any] | None = None  # a query-scoped schema extension this answer used (LLM mode)
-
-    @classmethod
-    def abstain(cls, reason: str, contract_version: int, **extra: Any) -> Answer:
-        return cls(answer=None, route="abstain", confidence=0.0, contract_version=contract_version, reason=reason, **extra)
 
 
 def render_value(value: Any) -> Any:

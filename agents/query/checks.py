@@ -244,7 +244,3 @@ def _is_noun(low: str, base: str) -> bool:
     if base != low and verb and not low.endswith("s"):
         return bool(wn.senses(low, "n")) and not low.endswith(("ed", "ing"))
     return bool(wn.senses(low, "n") or (low.endswith("s") and wn.senses(base, "n")))
-
-
-def _is_verb_like(low: str) -> bool:
-    return low.endswith(("ed", "ing", "s"))

@@ -15,16 +15,13 @@ from typing import Any
 
 from esc.agents.query.plan import CITE_CAP, Expr, Filter, QueryPlan, ReturnItem
 from esc.agents.stores.cypher import ident
+from esc.contract.errors import UnsafeQuery
 from esc.contract.model import Contract
 
 SOURCE_RECORD = "SourceRecord"
 DERIVED_FROM = "DERIVED_FROM"
 _CITE_MAP = "{source: s.source, record_id: s.record_id, location: s.location}"
 _ARITH = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
-
-
-class UnsafeQuery(ValueError):
-    """Cypher that may write, call procedures, or name things the contract does not have."""
 
 
 def _var(name: str) -> str:

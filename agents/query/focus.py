@@ -15,7 +15,6 @@ from esc.agents.query.reading import OpMention, SchemaMention
 from esc.agents.query.words import DURATION_UNITS, DURATION_WORDS, PERSON_QUESTION, base
 
 HOW_HINTS = {"high": "height", "far": "distance", "old": "age", "big": "size", "tall": "height", "heavy": "weight"}
-LOCATION_WORDS = frozenset({"city", "country", "address", "state", "region", "place", "location"})
 
 
 class Focusing(Measures):

@@ -77,7 +77,7 @@ def graph_values(vocab: Vocabulary, graph: GraphStore | None) -> ValueIndex:
                 for f, last_v in graph.distinct_values(info.name, [first, last], MAX_FIELD_VALUES + 1):
                     if isinstance(f, str) and isinstance(last_v, str):
                         index.add(f"{f} {last_v}", ValueHit(info.name, ((first, f), (last, last_v)), "display"))
-    except Exception as exc:
+    except Exception as exc:  # any store error: the profile's values serve until the next refresh
         log.warning("value dictionary from the graph failed (%s); using profile values", exc)
         return profile_values(vocab)
     return index
@@ -188,7 +188,7 @@ class Grounding:
             if self.graph is not None:
                 try:
                     count = self.graph.count(info.name)
-                except Exception:
+                except Exception:  # any store error: the schema card shows no count
                     count = None
             attrs = []
             for a in info.attrs.values():
@@ -201,7 +201,7 @@ class Grounding:
                 for plan in _example_plans(self.vocab, info.name):
                     try:
                         rows = self.graph.run_plan(plan)
-                    except Exception:
+                    except Exception:  # any store error: the card leaves that example out
                         continue
                     if rows and any(v not in (None, 0) for r in rows for v in r.values.values()):
                         cypher, params = compile_plan(plan)
@@ -257,7 +257,7 @@ class Grounding:
                 )
                 try:
                     rows = self.graph.run_plan(plan)
-                except Exception:
+                except Exception:  # any store error: entity search skips that field
                     continue
                 for row in rows:
                     out.append({"type": info.name, "match": {prop: row.values.get("v")}, "role": "contains"})
@@ -290,7 +290,7 @@ class Grounding:
             )  # fmt: skip
             try:
                 found = self.graph.run_plan(plan)
-            except Exception:
+            except Exception:  # any store error: the neighbourhood leaves that relationship out
                 continue
             if found:
                 result["neighbours"].append(

@@ -19,9 +19,9 @@ from esc.agents.query.anchors import (
     literal_anchors,
     value_anchors,
 )
-from esc.agents.query.phrases import Element, Link, PhraseIndex
+from esc.agents.query.phrases import Element, PhraseIndex
 from esc.agents.query.plan import Filter, QueryPlan
-from esc.agents.query.reading import Reading, SchemaMention, read
+from esc.agents.query.reading import Reading, read
 from esc.agents.query.semantic import SemanticMatcher
 from esc.agents.query.value_index import ValueIndex
 from esc.agents.query.vocabulary import Vocabulary
@@ -29,8 +29,6 @@ from esc.agents.query.wordnet import is_word
 from esc.agents.query.words import PERSON_QUESTION
 
 DESCRIPTIVE_OPENERS = frozenset({"why", "explain", "describe", "summarize", "summarise", "discuss"})
-UNCONSUMED_PENALTY = 0.55
-MODIFIER_PENALTY = 0.85
 
 
 @dataclass
@@ -119,14 +117,6 @@ def _is_word(word: str) -> bool:
     from esc.agents.query.reading import is_english_word
 
     return is_english_word(word) or is_word(word)
-
-
-def schema_mentions(r: Reading, used: set[int]) -> list[SchemaMention]:
-    return [m for m in r.schema if m.start not in used]
-
-
-def best_link(links: dict[Element, Link]) -> tuple[Element, Link]:
-    return max(links.items(), key=lambda kv: (kv[1].score, kv[0].kind == "type"))
 
 
 __all__ = [

@@ -100,7 +100,7 @@ class LLMPlanner:
                 reply = None
                 messages.append({"role": "assistant", "content": "(unreadable reply)"})
                 log.debug("LLM reply unreadable: %s", exc)
-            except Exception as exc:
+            except Exception as exc:  # the openai client raises many kinds (HTTP, timeouts, refused): abstain
                 return Answer.abstain(f"LLM planner unavailable: {exc}", version)
             else:
                 messages.append({"role": "assistant", "content": json.dumps(reply, default=str)})
@@ -161,7 +161,7 @@ class LLMPlanner:
         aliases = [a for a in aliases if a in {r.alias for r in plan.returns}] or [plan.returns[0].alias]
         try:
             rows = graph.run_plan(extension.rewrite(plan) if extension is not None else plan)
-        except Exception as exc:
+        except Exception as exc:  # any store error goes back to the LLM as the plan's result
             return {"error": f"plan failed to run: {exc}"[:500]}
         route = "aggregate" if any(r.agg for r in plan.returns) else ("traverse" if plan.hops else "lookup")
         answer = compose(rows, aliases, bool(reply.get("scalar", True)), route, 0.9, grounding.version)  # type: ignore[arg-type]
@@ -179,6 +179,6 @@ class LLMPlanner:
                     {"role": "user", "content": json.dumps(evidence, default=str)},
                 ]
             )
-        except Exception:
+        except Exception:  # phrasing is optional: any client or format error leaves the plain answer
             return None
         return str(reply.get("text")) if isinstance(reply, dict) and reply.get("text") else None

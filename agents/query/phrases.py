@@ -36,7 +36,6 @@ HEAD_ONLY = 0.6
 INVERSE_ROLES = frozenset({"subordinate", "direct report", "report", "reports", "mentee", "child", "subcategory",
                            "team member", "staff member", "underling"})  # fmt: skip
 """Role nouns that name the *referencing* end of a self-relationship ("X's direct reports" report to X)."""
-MANAGER_ROLES = frozenset({"manager", "boss", "supervisor", "superior", "head", "lead", "leader", "parent"})
 
 
 @dataclass(frozen=True)

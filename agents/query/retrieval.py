@@ -112,7 +112,7 @@ class RowIndex:
             )
             try:
                 rows = graph.run_plan(plan)
-            except Exception:
+            except Exception:  # any store error: that table is left out of the evidence
                 continue
             header = [w for a in attrs if not re.fullmatch(r"col_\d+", a.name) for w in split_name(a.name)]
             src_terms = index.source_terms.setdefault(info.source, Counter())

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from esc.agents import metrics
 from esc.agents.embedding import Embedder
-from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.agent import QueryAgent
 from esc.agents.query.answer import Answer
 from esc.agents.query.llm_planner import LLMPlanner
 from esc.agents.stores.base import GraphStore, VectorStore
@@ -145,7 +145,7 @@ class QueryService:
             if agent is None:
                 try:
                     graph = self._graph_factory()
-                except Exception as exc:
+                except Exception as exc:  # any client error while connecting: the question says so
                     return f"the graph store is unavailable: {exc}"[:300]
                 if graph is not None:
                     self._opened.append(graph)
@@ -168,7 +168,7 @@ class QueryService:
         self._vectors_tried = time.monotonic()
         try:
             vectors = self._vectors_factory()
-        except Exception as exc:
+        except Exception as exc:  # any client error while connecting: retried after RETRY_STORES_S
             log.warning("vector store unavailable (%s); descriptive questions abstain until it is back", exc)
             return
         if vectors is not None:
@@ -176,7 +176,7 @@ class QueryService:
             agent.vectors = vectors
 
     # -- answering --------------------------------------------------------------------------------------------
-    def ask(self, question: str, options: AskOptions | QueryOptions | None = None) -> Answer:
+    def ask(self, question: str, options: QueryOptions | None = None) -> Answer:
         started = time.perf_counter()
         agent = self._ready_agent()
         if isinstance(agent, str):
@@ -184,7 +184,7 @@ class QueryService:
             answer = Answer.abstain(agent, version)
             answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         else:
-            opts = AskOptions.model_validate(options.model_dump()) if options is not None else AskOptions()
+            opts = options if options is not None else QueryOptions()
             version = self._contract.version if self._contract is not None else 0
             try:
                 answer = agent.ask(question, opts)
@@ -226,7 +226,7 @@ class QueryService:
             for store in self._opened:
                 try:
                     store.close()
-                except Exception:
+                except Exception:  # closing is best effort: the other stores still close
                     log.debug("closing a store failed", exc_info=True)
             self._opened = []
             self._agent = None

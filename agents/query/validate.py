@@ -8,14 +8,11 @@ Plans are read-only by construction (the IR has no write operations), so this is
 from __future__ import annotations
 
 from esc.agents.query.plan import QueryPlan
+from esc.contract.errors import InvalidPlan
 from esc.contract.model import Contract
 
 MAX_HOPS = 6
 MAX_LIMIT = 10_000
-
-
-class InvalidPlan(ValueError):
-    pass
 
 
 def problems(plan: QueryPlan, contract: Contract) -> list[str]:

@@ -31,9 +31,6 @@ FUNCTION_WORDS = STOPWORDS | frozenset(
 )
 """General English function words and request verbs: a question may leave these unused without losing meaning.
 Any other word that no mention consumes is a content word the answer did not take into account."""
-QUESTION_OPENERS = frozenset(
-    ["what", "which", "who", "whom", "whose", "how", "where", "when", "why", "list", "show", "give", "tell", "name", "find", "is", "are", "was", "were", "do", "does", "did", "can", "could", "please", "i", "top"]
-)
 FUTURE_WORDS = frozenset({"will", "next", "tomorrow", "forecast", "predict", "predicted", "projected", "expect"})
 OPINION_WORDS = frozenset({"best", "worst", "favourite", "favorite", "should", "recommend", "nicest", "better"})
 
@@ -41,29 +38,16 @@ IRREGULAR = {"paid": "pay", "sold": "sell", "bought": "buy", "made": "make", "sp
 
 _IRREGULAR_STEMS = frozenset(IRREGULAR.values())
 DURATION_WORDS = frozenset({"long", "longer", "longest", "length", "short", "shorter", "shortest", "duration"})
-DURATION_ATTR_WORDS = frozenset({"length", "duration", "milliseconds", "millisecond", "seconds", "minutes", "runtime"})
 MONEY_WORDS = frozenset({"spent", "spend", "amount", "paid", "pay", "revenue", "sales", "invoiced", "money", "value"})
 QUANTITY_WORDS = frozenset({"units", "unit", "quantity", "quantities"})
-MANAGER_WORDS = frozenset({"manager", "boss", "supervisor", "superior"})
 DERIVED_WORDS = frozenset({"value", "revenue", "sales", "worth"})
 DERIVED_VALUE = "=value"
 """Pseudo-attribute: price x quantity (x (1 - discount)) on line-like entities that have those attributes."""
-PERSON_WORDS = frozenset({"person", "who", "whom"})
-NAME_WORDS = frozenset({"name", "names", "called", "title", "description"})
 ID_WORDS = frozenset({"id", "key", "fk", "ref"})
 _NOT_MEASURE_WORDS = frozenset({"id", "key", "code", "year", "phone", "fax", "zip", "postal", "serial", "no", "nbr",
                                 "num", "month", "day", "hour", "minute", "tz", "sequence", "seq"})  # fmt: skip
 _MONEY_NAME_WORDS = frozenset({"price", "cost", "amount", "total", "revenue", "salary", "fee", "freight", "charge",
                                "balance", "payment", "rate"})  # fmt: skip
-
-
-def duration_score(words: list[str]) -> float:
-    """How well an attribute's name fits "long/length" words: ``length`` best, units next, ``*_duration`` less."""
-    if "length" in words:
-        return 0.85 / len(words) ** 0.5
-    if {"milliseconds", "millisecond", "seconds", "minutes", "runtime"} & set(words):
-        return 0.8 / len(words) ** 0.5
-    return 0.6 / len(words)
 
 
 def split_name(name: str) -> list[str]:
@@ -97,21 +81,6 @@ def stem(word: str) -> str:
 
 def _root(s: str) -> str:
     return s.rstrip("eyi") if len(s) > 4 else s
-
-
-def word_match(question_word: str, vocab_word: str) -> bool:
-    """Does a word of the question name a vocabulary word (same stem, a shared root of 4+ letters, or the
-    vocabulary word abbreviates it: "rep" -> "representative")."""
-    q, v = stem(question_word), stem(vocab_word)
-    if q == v:
-        return True
-    qr, vr = _root(q), _root(v)
-    short, long_ = (qr, vr) if len(qr) <= len(vr) else (vr, qr)
-    if len(short) >= 4 and long_.startswith(short):
-        return True
-    if q in _IRREGULAR_STEMS and v.startswith(q):
-        return True  # "paid" -> pay -> payment
-    return len(v) >= 3 and v not in STOPWORDS and len(q) > len(v) + 3 and q.startswith(v)
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,6 @@ from functools import lru_cache
 from esc.agents.query.wordnet import WordNet, wordnet
 
 
-def _hypernym_paths(wn: WordNet, pos: str, offset: int, depth: int = 0) -> list[tuple[int, ...]]:
-    """Every path from a synset up to a root, the synset last (offsets)."""
-    return list(_paths_cached(wn, pos, offset))
-
-
 @lru_cache(maxsize=100_000)
 def _paths_cached(wn: WordNet, pos: str, offset: int) -> tuple[tuple[int, ...], ...]:
     ss = wn.synset(pos, offset)

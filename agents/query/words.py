@@ -180,9 +180,6 @@ COUNT_CUES: tuple[tuple[str, ...], ...] = (("how", "many"), ("number", "of"), ("
 SUM_CUES: tuple[tuple[str, ...], ...] = (("in", "total"), ("total",), ("sum", "of"), ("sum",), ("altogether",),
                                           ("combined",), ("overall",), ("all", "together"))  # fmt: skip
 AVG_CUES: tuple[tuple[str, ...], ...] = (("on", "average"), ("average",), ("avg",), ("mean",), ("typical",))
-MAX_WORDS = _set("maximum max highest largest biggest greatest longest most top latest newest youngest tallest "
-                 "heaviest furthest farthest oldest earliest cheapest fewest least lowest smallest shortest minimum "
-                 "min worst best")  # fmt: skip
 SUPERLATIVES: dict[str, tuple[str, str | None]] = {
     # word -> (direction, what it implies about the measure: None, "duration", "time", "money", "age", "size")
     "most": ("desc", None), "highest": ("desc", None), "largest": ("desc", "size"), "biggest": ("desc", "size"),
@@ -204,7 +201,6 @@ FUTURE_WORDS = _set("will tomorrow forecast forecasts predict predicted predicti
 NEXT_WORDS = _set("next coming")
 TIME_UNITS = _set("day week month quarter year monday tuesday wednesday thursday friday saturday sunday "
                   "weekend season decade century")  # fmt: skip
-NOW_WORDS = _set("today tonight now yesterday")
 
 COMPARATIVES: dict[str, tuple[str, str | None]] = {
     # word -> (operator, measure kind it implies)
@@ -251,7 +247,3 @@ NUMBER_WORDS = {
     "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "fifty": 50,
     "hundred": 100, "thousand": 1000, "dozen": 12,
 }  # fmt: skip
-
-
-def is_function(t: Token) -> bool:
-    return t.low in FUNCTION_WORDS or t.base in FUNCTION_WORDS or t.low in QUESTION_WORDS

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-
-class UnsafeIdentifier(ValueError):
-    pass
+from esc.contract.errors import UnsafeIdentifier
 
 
 def ident(name: str) -> str:

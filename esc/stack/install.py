@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from esc.contract.errors import EscError
 from esc.stack.process import tail
 
 Say = Callable[[str], None]
@@ -25,7 +26,7 @@ Say = Callable[[str], None]
 COMPLETE_MARKER = ".complete"
 
 
-class InstallError(RuntimeError):
+class InstallError(EscError, RuntimeError):
     """An install step failed; the message names the step, the command and its log file."""
 
 

@@ -12,12 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+from esc.contract.errors import EscError
 
-class ProcessDied(RuntimeError):
+
+class ProcessDied(EscError, RuntimeError):
     """The process exited while we were waiting for it to become ready."""
 
 
-class WaitTimeout(RuntimeError):
+class WaitTimeout(EscError, RuntimeError):
     """A readiness condition did not hold within its deadline."""
 
 

@@ -17,6 +17,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel
 
+from esc.contract.errors import EscError
 from esc.settings import Settings
 from esc.stack.process import (
     ProcessDied,
@@ -65,7 +66,7 @@ def read_flags(path: Path) -> list[str]:
     return flags
 
 
-class StackError(RuntimeError):
+class StackError(EscError, RuntimeError):
     """A service failed to install, start or stop. The message names the service, its log and the log's tail."""
 
     def __init__(self, service: str, message: str, log_file: Path | None = None, lines: int = 30) -> None:
@@ -192,7 +193,7 @@ class Service(ABC):
         else:
             try:
                 serving = self.ready()
-            except Exception as exc:
+            except Exception as exc:  # a readiness probe may fail in any way: status reports it
                 detail = f"{type(exc).__name__}: {exc}"
         if serving:
             state: Literal["up", "down", "starting", "foreign"] = "up" if pid else "foreign"
@@ -273,5 +274,5 @@ class Service(ABC):
     def _ready_quietly(self) -> bool:
         try:
             return self.ready()
-        except Exception:
+        except Exception:  # a readiness probe may fail in any way: not ready yet
             return False

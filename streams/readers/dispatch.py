@@ -39,5 +39,5 @@ def read_file(ctx: ReadContext) -> Iterator[Record | Rejected]:
         yield from reader(ctx)
     except (MemoryError, RecursionError) as exc:
         yield ctx.reject(f"reader gave up on this file: {type(exc).__name__}")
-    except Exception as exc:
+    except Exception as exc:  # a reader bug or a library's own error on hostile input: one file, one dead letter
         yield ctx.reject(f"reader failed on this file: {type(exc).__name__}: {exc}")

@@ -28,7 +28,7 @@ def read_pdf(ctx: ReadContext) -> Iterator[Record | Rejected]:
     for n in range(1, count + 1):
         try:
             text = pages[n - 1].extract_text() or ""
-        except Exception as exc:
+        except Exception as exc:  # pypdf raises many kinds on a broken page: that page goes to the DLQ
             yield ctx.reject(f"cannot extract text of page {n}: {type(exc).__name__}: {exc}", page=n)
             continue
         size = len(text.encode("utf-8"))

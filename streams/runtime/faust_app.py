@@ -335,7 +335,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                     # The graph path has work: take at most 1 / (1 + VECTOR_YIELD) of the time (10%), so that on a
                     # small machine embedding does not slow the graph down (it catches up when that is idle).
                     await asyncio.sleep(VECTOR_YIELD * (time.perf_counter() - t0))
-            except Exception:
+            except Exception:  # any store or embedder error: nothing left the outbox, retried with backoff
                 log.exception("vector outbox: write failed; retrying in %.1f s (%d texts pending)", delay,
                               outbox.pending())
                 await asyncio.sleep(delay)

@@ -13,13 +13,11 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
+from esc.contract.errors import InsecureBind
+
 PROTECTED = ("/v1/ask", "/v1/schema", "/contract")
 UNAUTHORIZED = {"error": "unauthorized: send Authorization: Bearer <ESC_API_TOKEN>"}
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="esc"'}
-
-
-class InsecureBind(ValueError):
-    """The HTTP API would listen beyond loopback with no ``ESC_API_TOKEN``."""
 
 
 def is_loopback(host: str) -> bool:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -49,7 +48,7 @@ def test_every_pack_s_example_queries_return_results_on_neo4j(pack: str, tmp_pat
     ns = label_namespace(app_id)
     graph = Neo4jGraphStore(uri, namespace=ns)
     vectors = EmbeddedVectorStore(tmp_path / "vectors.duckdb")
-    local = replace(settings, state_dir=tmp_path / "state", app_id=app_id, topic_prefix="esc")
+    local = settings.replace(state_dir=tmp_path / "state", app_id=app_id, topic_prefix="esc")
     runtime, close = open_runtime(local, RELATIONAL / pack / "drop", graph=graph, vectors=vectors,
                                   embedder=HashingEmbedder())  # fmt: skip
     try:

@@ -30,7 +30,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -139,7 +139,7 @@ class EmbeddedBackend(Backend):
 
     def __init__(self, root: Path) -> None:
         self.shop = Shop.create(root / "data")
-        self.settings = replace(load(), state_dir=root / "state", app_id=f"c{self.shop.tag}")
+        self.settings = load().replace(state_dir=root / "state", app_id=f"c{self.shop.tag}")
         self._graph: GraphStore | None = None
 
     def until(self, what: str, ok: Callable[[Contract | None], bool]) -> Contract:
@@ -194,8 +194,8 @@ class StackBackend(Backend):
     def __init__(self, root: Path, settings: Settings) -> None:
         self.shop = Shop.create(root / "data")
         app = f"c{self.shop.tag}"
-        self.settings = replace(
-            settings, app_id=app, topic_prefix=app, state_dir=root / "state", web_port=_free_port(),
+        self.settings = settings.replace(
+            app_id=app, topic_prefix=app, state_dir=root / "state", web_port=_free_port(),
             kafka_bootstrap_env=settings.kafka_bootstrap,
         )  # fmt: skip
         env = dict(os.environ)

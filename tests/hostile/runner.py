@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 import unicodedata
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +89,7 @@ def _case_of(location: str | None) -> str | None:
 
 
 def _ingest(root: Path, drop: Path) -> tuple[RunSummary | None, str | None, dict[str, dict[str, Any]]]:
-    settings = replace(load(), state_dir=root / "state", app_id="hostile", topic_prefix="esc")
+    settings = load().replace(state_dir=root / "state", app_id="hostile", topic_prefix="esc")
     runtime, close = open_runtime(settings, drop, embedder=HashingEmbedder(), settle=0.0)
     try:
         summary = asyncio.run(runtime.ingest_once())

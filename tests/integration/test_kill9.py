@@ -68,7 +68,6 @@ def alive(pid: int) -> bool:
 def embedded_vector_count(tmp: Path) -> int:
     """The clean run: the same pack through the embedded runtime (the same stages), its vector count."""
     import asyncio
-    from dataclasses import replace
 
     from esc.agents.embedding import HashingEmbedder
     from esc.settings import load
@@ -77,7 +76,7 @@ def embedded_vector_count(tmp: Path) -> int:
     drop = tmp / "clean-drop"
     drop.mkdir()
     drop_with_prose(drop)
-    settings = replace(load(), state_dir=tmp / "clean-state", app_id="clean", topic_prefix="clean")
+    settings = load().replace(state_dir=tmp / "clean-state", app_id="clean", topic_prefix="clean")
     runtime, close = open_runtime(settings, drop, embedder=HashingEmbedder(), settle=0.0)
     try:
         asyncio.run(runtime.ingest_once())

@@ -10,7 +10,6 @@ import os
 import random
 import subprocess
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -47,7 +46,7 @@ def test_a_shifted_column_and_a_null_jump_move_the_drift_metrics(tmp_path: Path)
     data = tmp_path / "data"
     data.mkdir()
     write_readings(data, 0, 0.02)
-    settings = replace(load(), state_dir=tmp_path / "state", app_id="sensors", topic_prefix="esc")
+    settings = load().replace(state_dir=tmp_path / "state", app_id="sensors", topic_prefix="esc")
     runtime, close = open_runtime(settings, data, embedder=HashingEmbedder())
 
     def value(name: str, field: str) -> float | None:

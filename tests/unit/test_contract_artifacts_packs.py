@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ PACKS = sorted(p.name for p in RELATIONAL.iterdir() if (p / "drop").is_dir())
 @pytest.fixture(scope="module", params=PACKS)
 def ingested(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[InProcessRuntime]:
     state = tmp_path_factory.mktemp(request.param)
-    settings = replace(load(), state_dir=state, app_id=request.param, topic_prefix="esc")
+    settings = load().replace(state_dir=state, app_id=request.param, topic_prefix="esc")
     runtime, close = open_runtime(settings, RELATIONAL / request.param / "drop", embedder=HashingEmbedder())
     try:
         asyncio.run(runtime.ingest_once())

@@ -9,7 +9,6 @@ import json
 import socket
 import urllib.error
 import urllib.request
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -49,7 +48,7 @@ def test_the_embedded_api_answers_401_without_the_token(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
     (data / "cities.csv").write_text("code,name\nOSL,Oslo\nLIS,Lisbon\n", "utf-8")
-    settings = replace(load(), state_dir=tmp_path / "state", app_id="auth", topic_prefix="esc")
+    settings = load().replace(state_dir=tmp_path / "state", app_id="auth", topic_prefix="esc")
     runtime, close = open_runtime(settings, data, embedder=HashingEmbedder())
     base = f"http://127.0.0.1:{port}"
 
@@ -108,7 +107,7 @@ def test_the_embedded_api_answers_401_without_the_token(tmp_path: Path) -> None:
 def test_the_embedded_api_refuses_to_bind_beyond_loopback_without_a_token(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    settings = replace(load(), state_dir=tmp_path / "state", app_id="auth2", topic_prefix="esc")
+    settings = load().replace(state_dir=tmp_path / "state", app_id="auth2", topic_prefix="esc")
     runtime, close = open_runtime(settings, data, embedder=HashingEmbedder())
     try:
         with pytest.raises(InsecureBind):

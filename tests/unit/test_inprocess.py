@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ def drop(tmp_path: Path) -> Path:
 def test_ingest_once_builds_contract_graph_and_vectors_and_survives_restart(
     drop: Path, tmp_path: Path
 ) -> None:
-    settings = replace(load(), state_dir=tmp_path / "state", app_id="chin", topic_prefix="esc")
+    settings = load().replace(state_dir=tmp_path / "state", app_id="chin", topic_prefix="esc")
     truth = json.loads((CHINOOK / "truth.json").read_text("utf-8"))
     bus = InProcessBus("esc")
     runtime, close = open_runtime(settings, drop, embedder=HashingEmbedder(), bus=bus)
@@ -89,7 +88,7 @@ def test_a_changed_file_updates_the_graph_without_duplicates(tmp_path: Path) -> 
     data = tmp_path / "data"
     data.mkdir()
     (data / "people.csv").write_text("id,name,city\n1,Ada,London\n2,Alan,Wilmslow\n", "utf-8")
-    settings = replace(load(), state_dir=tmp_path / "state", app_id="ppl", topic_prefix="esc")
+    settings = load().replace(state_dir=tmp_path / "state", app_id="ppl", topic_prefix="esc")
 
     def ingest() -> tuple[RunSummary, int, list[dict[str, object]]]:
         runtime, close = open_runtime(settings, data, embedder=HashingEmbedder())
@@ -133,7 +132,7 @@ def test_serve_watches_the_folder_and_serves_metrics(tmp_path: Path) -> None:
         port = s.getsockname()[1]
     data = tmp_path / "data"
     data.mkdir()
-    settings = replace(load(), state_dir=tmp_path / "state", app_id="srv", topic_prefix="esc")
+    settings = load().replace(state_dir=tmp_path / "state", app_id="srv", topic_prefix="esc")
     runtime, close = open_runtime(settings, data, embedder=HashingEmbedder())
 
     def get(path: str) -> str:

@@ -9,13 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from esc.agents.stores.embedded.graph import EmbeddedGraphStore
-from esc.agents.stores.embedded.sql import PlanError, compile_plan
+from esc.agents.stores.embedded.sql import InvalidPlan, compile_plan
 from esc.agents.stores.embedded.vectors import EmbeddedVectorStore
 
 __all__ = [
     "EmbeddedGraphStore",
     "EmbeddedVectorStore",
-    "PlanError",
+    "InvalidPlan",
     "compile_plan",
     "embedded_dir",
     "open_embedded",

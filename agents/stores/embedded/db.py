@@ -15,18 +15,9 @@ from typing import Any
 
 import duckdb
 
+from esc.contract.errors import StoreLocked
+
 MEMORY = ":memory:"
-
-
-class StoreLocked(RuntimeError):
-    """Another process holds the embedded store file open."""
-
-
-def quote_ident(name: str) -> str:
-    """Double-quote an SQL identifier; double quotes inside are doubled. NUL and empty names are refused."""
-    if not isinstance(name, str) or name == "" or "\x00" in name:
-        raise ValueError(f"identifier not allowed: {name!r}")
-    return '"' + name.replace('"', '""') + '"'
 
 
 class Database:

@@ -29,7 +29,8 @@ from esc.agents.query.plan import PlanRow, QueryPlan
 from esc.agents.stores.base import GraphStore
 from esc.agents.stores.cypher import to_properties
 from esc.agents.stores.embedded.db import MEMORY, Database, scalar
-from esc.agents.stores.embedded.sql import _loads, compile_plan, decode_row, json_pointer
+from esc.agents.stores.embedded.sql import compile_plan, decode_row, json_pointer
+from esc.agents.stores.embedded.sql_rows import loads_cell
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
 log = logging.getLogger(__name__)
@@ -334,7 +335,7 @@ class EmbeddedGraphStore(GraphStore):
         )
         with self._db.read() as con:
             rows = con.execute(sql, params).fetchall()
-        return [tuple(_loads(c) for c in r) for r in rows]
+        return [tuple(loads_cell(c) for c in r) for r in rows]
 
     def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
         compiled = compile_plan(plan)

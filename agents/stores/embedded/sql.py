@@ -18,95 +18,20 @@ the SQL text holds only aliases made here (t0, r1, ...).
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from esc.agents.query.plan import CITE_CAP, Expr, Filter, QueryPlan, ReturnItem
 from esc.agents.stores.cypher import to_property
+from esc.agents.stores.embedded.sql_rows import Column, CompiledPlan, decode_row, json_pointer, render
+from esc.contract.errors import InvalidPlan
 
-Decode = Literal["json", "int", "float", "sum", "node"]
+__all__ = ["Column", "CompiledPlan", "InvalidPlan", "compile_plan", "decode_row", "json_pointer", "render"]
+
 NUMERIC = "('UBIGINT', 'BIGINT', 'DOUBLE')"
 INTEGER = "('UBIGINT', 'BIGINT')"
 _CMP = {"gt": ">", "gte": ">=", "lt": "<", "lte": "<="}
 _ARITH = {"add": "+", "sub": "-", "mul": "*"}
-
-
-class PlanError(ValueError):
-    """The plan cannot be compiled (a variable it uses is not bound, an aggregate needs a property, ...)."""
-
-
-def json_pointer(prop: str) -> str:
-    """RFC 6901 pointer to a top-level property: ``~`` and ``/`` are escaped, everything else is literal."""
-    return "/" + prop.replace("~", "~0").replace("/", "~1")
-
-
-def render(value: Any) -> str | None:
-    """A value as text for ``ieq``/``contains``/``startswith`` (integral floats without ``.0``, booleans lower)."""
-    if value is None or isinstance(value, (list, dict)):
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-@dataclass
-class Column:
-    alias: str
-    decode: Decode
-    width: int = 1
-
-
-@dataclass
-class CompiledPlan:
-    sql: str
-    params: dict[str, Any]
-    columns: list[Column]
-    cite_count: int = 0
-    cite_cap: int | None = None  # aggregate rows cite at most this many source records
-
-    @property
-    def value_width(self) -> int:
-        return sum(c.width for c in self.columns)
-
-    def cited_ids(self, row: tuple[Any, ...]) -> list[int]:
-        ids: list[int] = []
-        start = self.value_width
-        for cell in row[start : start + self.cite_count]:
-            ids.extend(i for i in (cell or []) if i is not None)
-        return ids
-
-
-def _loads(cell: str) -> Any:
-    try:
-        return json.loads(cell)
-    except ValueError:  # inf / nan from arithmetic
-        return float(cell)
-
-
-def decode_row(compiled: CompiledPlan, row: tuple[Any, ...]) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    i = 0
-    for col in compiled.columns:
-        cell = row[i]
-        if col.decode in ("json", "node"):
-            values[col.alias] = None if cell is None else _loads(cell)
-        elif col.decode == "int":
-            values[col.alias] = int(cell or 0)
-        elif col.decode == "float":
-            values[col.alias] = None if cell is None else float(cell)
-        else:  # sum: integer part and float part; a sum of integers stays an integer, of nothing is null
-            ints, floats = cell, row[i + 1]
-            if ints is None and floats is None:
-                values[col.alias] = None
-            elif floats is None:
-                values[col.alias] = int(ints)
-            else:
-                values[col.alias] = float(ints or 0) + float(floats)
-        i += col.width
-    return values
 
 
 @dataclass
@@ -131,7 +56,7 @@ class _Builder:
 
     def pointer(self, prop: str) -> str:
         if not isinstance(prop, str) or prop == "":
-            raise PlanError(f"property name not allowed: {prop!r}")
+            raise InvalidPlan(f"property name not allowed: {prop!r}")
         if prop not in self._pointers:
             self._pointers[prop] = self.param(json_pointer(prop))
         return self._pointers[prop]
@@ -193,7 +118,7 @@ class _Builder:
         if e.const is not None:
             return f"CAST({self.param(float(e.const))} AS DOUBLE)", "FALSE"
         if e.op is None or len(e.args) != 2:
-            raise PlanError("arithmetic needs an operator and two arguments")
+            raise InvalidPlan("arithmetic needs an operator and two arguments")
         (left, li), (right, ri) = (self._arith(a, x) for x in e.args)
         if e.op == "div":
             return f"(CASE WHEN {right} <> 0 THEN {left} / {right} END)", "FALSE"
@@ -266,7 +191,7 @@ def _aggregate(b: _Builder, a: str, item: ReturnItem) -> tuple[list[str], Column
         expr = f"count(DISTINCT {a}.eid)"
         return [expr], Column(item.alias, "int"), expr
     else:
-        raise PlanError(f"{agg}({item.var}) needs a property or an expression")
+        raise InvalidPlan(f"{agg}({item.var}) needs a property or an expression")
     if agg == "count":
         expr = f"count({val.text})"
         return [expr], Column(item.alias, "int"), expr
@@ -291,7 +216,7 @@ def _aggregate(b: _Builder, a: str, item: ReturnItem) -> tuple[list[str], Column
             parts.append(f"{pick}({val.text}, {val.str_})")
         expr = f"coalesce({', '.join(parts)})"
         return [expr], Column(item.alias, "json"), f"{agg}({val.num})"
-    raise PlanError(f"unknown aggregate {agg!r}")
+    raise InvalidPlan(f"unknown aggregate {agg!r}")
 
 
 def compile_plan(plan: QueryPlan) -> CompiledPlan:
@@ -327,13 +252,13 @@ def compile_plan(plan: QueryPlan) -> CompiledPlan:
 
     def alias_of(var: str, what: str) -> str:
         if var not in aliases:
-            raise PlanError(f"{what} uses {var!r}, which the plan does not bind (bound: {sorted(aliases)})")
+            raise InvalidPlan(f"{what} uses {var!r}, which the plan does not bind (bound: {sorted(aliases)})")
         return aliases[var]
 
     if not plan.returns:
-        raise PlanError("the plan returns nothing")
+        raise InvalidPlan("the plan returns nothing")
     if plan.limit is not None and plan.limit < 0:
-        raise PlanError(f"limit must be >= 0, not {plan.limit}")
+        raise InvalidPlan(f"limit must be >= 0, not {plan.limit}")
     aggs = [r for r in plan.returns if r.agg is not None]
     order = plan.order_by
     order_var = order.var if order is not None and order.alias is None and order.prop is not None else None
@@ -387,7 +312,7 @@ def compile_plan(plan: QueryPlan) -> CompiledPlan:
         direction = "DESC" if order is not None and order.desc else "ASC"
         if order is not None and order.alias is not None:
             if order.alias not in agg_order:
-                raise PlanError(f"order_by alias {order.alias!r} is not an aggregate of the plan")
+                raise InvalidPlan(f"order_by alias {order.alias!r} is not an aggregate of the plan")
             order_sql.append(f"{agg_order[order.alias]} {direction} NULLS LAST")
         elif (
             order_var is not None and order_var in group_vars and order is not None and order.prop is not None

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.agent import QueryAgent
 from esc.agents.query.interpret import Abstain, Interpreter
+from esc.streams.events import QueryOptions
 
 
 def _one(rows: list[dict], **eq: object) -> dict:
@@ -82,7 +83,7 @@ def test_hostile_questions_never_write_or_change_the_contract(chinook, question:
     before_nodes = len(chinook.graph.nodes)
     before_hash, before_version = chinook.contract.content_hash, chinook.contract.version
     emails = sorted(str(c.get("Email")) for c in chinook.rows("Customer"))
-    ans = chinook.agent.ask(question, AskOptions(explain=True))
+    ans = chinook.agent.ask(question, QueryOptions(explain=True))
     assert len(chinook.graph.nodes) == before_nodes
     assert sorted(str(c.get("Email")) for c in chinook.rows("Customer")) == emails
     assert (chinook.contract.content_hash, chinook.contract.version) == (before_hash, before_version)

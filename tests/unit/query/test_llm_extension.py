@@ -7,11 +7,12 @@ import json
 from typing import Any
 
 from esc.agents.llm import LLMConfig
-from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.agent import QueryAgent
 from esc.agents.query.extension import scoped_extension
 from esc.agents.query.llm_planner import LLMPlanner
 from esc.agents.query.plan import QueryPlan
 from esc.contract import serde
+from esc.streams.events import QueryOptions
 from tests.fakes.openai_server import FakeOpenAI
 
 
@@ -47,7 +48,7 @@ def _ask(chinook: Any, replies: list[Any], question: str) -> tuple[Any, list[str
     with FakeOpenAI(replies) as fake:
         planner = LLMPlanner(LLMConfig(base_url=fake.base_url, model="fake-model", timeout=10))
         agent = QueryAgent(chinook.contract, chinook.graph, llm=planner)
-        ans = agent.ask(question, AskOptions(mode="llm"))
+        ans = agent.ask(question, QueryOptions(mode="llm"))
         sent = [json.dumps(r["messages"]) for r in fake.requests]
     return ans, sent, agent
 

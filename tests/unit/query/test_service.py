@@ -64,7 +64,7 @@ def test_raw_requests_and_malformed_ones(chinook) -> None:  # type: ignore[no-un
     explained = service.answer(
         {"id": "b3", "question": "How many tracks are in the Jazz genre?", "options": {"explain": True}}
     )
-    assert explained.model_extra and explained.model_extra.get("query", "").startswith("MATCH")
+    assert (explained.query or "").startswith("MATCH")
 
 
 def test_contract_versions_swap_forward_only(chinook) -> None:  # type: ignore[no-untyped-def]

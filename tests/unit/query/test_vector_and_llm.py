@@ -10,11 +10,12 @@ import numpy as np
 
 from esc.agents.embedding import Embedder
 from esc.agents.llm import LLMConfig
-from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.agent import QueryAgent
 from esc.agents.query.llm_planner import MAX_RETRIES, LLMPlanner
 from esc.agents.query.vector import LOW_SIMILARITY, answer_from_hits
 from esc.agents.stores.base import VectorStore
 from esc.agents.types import TextObject
+from esc.streams.events import QueryOptions
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from fakes.openai_server import FakeOpenAI
@@ -96,7 +97,7 @@ def test_llm_plan_is_validated_and_retried_with_a_failure_summary(chinook) -> No
     with FakeOpenAI(replies) as fake:  # type: ignore[arg-type]
         planner = LLMPlanner(LLMConfig(base_url=fake.base_url, model="fake-model", timeout=10))
         agent = QueryAgent(chinook.contract, chinook.graph, llm=planner)
-        ans = agent.ask("What is the id of the Jazz genre?", AskOptions(mode="llm"))
+        ans = agent.ask("What is the id of the Jazz genre?", QueryOptions(mode="llm"))
         sent = [json.dumps(r["messages"]) for r in fake.requests]
     assert ans.answer == jazz["GenreId"] and ans.citations and ans.text
     assert "tool_result" in sent[1] and "failure_summary" in sent[2] and "unknown entity type" in sent[2]
@@ -108,7 +109,7 @@ def test_llm_retries_are_bounded_then_deterministic_mode_is_not_used_in_llm_mode
         planner = LLMPlanner(LLMConfig(base_url=fake.base_url, model="fake-model", timeout=10))
         agent = QueryAgent(chinook.contract, chinook.graph, llm=planner)
         before = len(chinook.graph.nodes)
-        ans = agent.ask("What is the id of the Jazz genre?", AskOptions(mode="llm"))
+        ans = agent.ask("What is the id of the Jazz genre?", QueryOptions(mode="llm"))
         assert len(fake.requests) == MAX_RETRIES + 1
     assert ans.route == "abstain" and "failed" in (ans.reason or "")
     assert len(chinook.graph.nodes) == before
