@@ -110,6 +110,41 @@ QUERY_CONFIDENCE = Histogram(
     registry=REGISTRY,
 )
 
+# Data drift per source and field (agents/drift.py), against the previous window of the source; labels are capped.
+MAX_FIELD_LABELS = 500
+_fields: set[tuple[str, str]] = set()
+_DRIFT_LABELS = ["source", "field"]
+FIELD_NULL_RATE = Gauge("esc_field_null_rate", "Null rate of a field in the latest window of its source",
+                        _DRIFT_LABELS, registry=REGISTRY)  # fmt: skip
+FIELD_NULL_RATE_CHANGE = Gauge("esc_field_null_rate_change", "Null rate of the latest window minus the previous",
+                               _DRIFT_LABELS, registry=REGISTRY)  # fmt: skip
+FIELD_TYPE_SHIFT = Gauge("esc_field_type_shift", "Total variation distance between the type mixes of the last two "
+                         "windows (0..1)", _DRIFT_LABELS, registry=REGISTRY)  # fmt: skip
+FIELD_DISTINCT = Gauge("esc_field_distinct", "Distinct values of a field (estimate)", _DRIFT_LABELS,
+                       registry=REGISTRY)  # fmt: skip
+FIELD_PSI = Gauge("esc_field_psi", "Population stability index of a numeric field, latest window against the "
+                  "previous (> 0.25: a significant shift)", _DRIFT_LABELS, registry=REGISTRY)  # fmt: skip
+FIELD_KS = Gauge("esc_field_ks", "Kolmogorov-Smirnov distance of a numeric field, latest window against the previous",
+                 _DRIFT_LABELS, registry=REGISTRY)  # fmt: skip
+DRIFT_WINDOWS = Counter("esc_drift_windows", "Drift windows closed per source", ["source"], registry=REGISTRY)
+# The contract's example queries (agents/examples_runner.py), run against the store on every new version.
+EXAMPLES_FAILED = Gauge("esc_contract_examples_failed", "Example queries of the latest checked contract version that "
+                        "failed (an error or an empty result)", registry=REGISTRY)  # fmt: skip
+EXAMPLES_RUN = Counter("esc_contract_examples", "Example queries run, by outcome (ok, failed)", ["outcome"],
+                       registry=REGISTRY)  # fmt: skip
+
+
+def field_labels(source: str, name: str) -> tuple[str, str]:
+    """(source, field) label values, at most MAX_FIELD_LABELS pairs; the rest share ("_other", "_other")."""
+    key = (source_label(source), name[:100])
+    with _lock:
+        if key in _fields:
+            return key
+        if key[0] != _OTHER and len(_fields) < MAX_FIELD_LABELS:
+            _fields.add(key)
+            return key
+    return _OTHER, _OTHER
+
 
 def render() -> bytes:
     return generate_latest(REGISTRY)

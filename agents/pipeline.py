@@ -27,9 +27,11 @@ from typing import Any
 from esc.agents import metrics
 from esc.agents.backfill import BackfillTracker, DeferredRecords, ReplayPlan, plan_replay
 from esc.agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
+from esc.agents.contract_reports import ContractReports
 from esc.agents.extractors import covers
 from esc.agents.ingest import Ingestor, IngestResult, Prepared, parse
 from esc.agents.profiler import ProfileDelta, Watermark, profile_batch
+from esc.agents.record_check import split as check_pushed
 from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.seen import SeenRecords
 from esc.contract.evolve import diff_items
@@ -157,17 +159,21 @@ class Outgoing:
 class ContractWriter:
     """The single writer of the contract: profile updates in, schema-diff events and contracts out."""
 
-    def __init__(self, agent: ContractAgent | None = None, contract_id: str = "esc") -> None:
+    def __init__(
+        self, agent: ContractAgent | None = None, contract_id: str = "esc", reports: ContractReports | None = None
+    ) -> None:
         self.agent = agent or ContractAgent()
         self.contract_id = contract_id
         self.dead: list[DeadLetter] = []
+        self.reports = reports or ContractReports()  # drift and example results (agents/contract_reports.py)
 
     @classmethod
     def from_state(cls, state: dict[str, Any] | None, contract_id: str = "esc") -> ContractWriter:
-        return cls(ContractAgent.from_state(state) if state else None, contract_id)
+        reports = ContractReports.from_state((state or {}).get("reports"))
+        return cls(ContractAgent.from_state(state) if state else None, contract_id, reports)
 
     def state(self) -> dict[str, Any]:
-        return self.agent.to_state()
+        return {**self.agent.to_state(), "reports": self.reports.to_state()}
 
     def on_updates(self, values: Sequence[bytes], now: float | None = None) -> Outgoing:
         deltas: list[ProfileDelta] = []
@@ -185,10 +191,15 @@ class ContractWriter:
                     scans.append(ScanComplete.model_validate(msg["scan"]))
                 elif msg.get("kind") == "flush":
                     flushes.append(str(msg["source"]))
+                else:
+                    self.reports.take(msg)
             except (ValueError, KeyError, TypeError) as exc:
                 self.dead.append(DeadLetter.of(f"invalid profile update: {exc}", "contract-agent", raw))
         contract, diff = self.agent.apply(deltas, completions, now=time.time() if now is None else now, scans=scans,
                                           flushes=flushes)  # fmt: skip
+        reported = self.reports.update(contract, self.agent.sources)
+        if reported is not None:
+            contract = self.agent.contract = reported
         out = Outgoing(contract=contract, diff=diff)
         if contract.contract_id != self.contract_id:
             contract = contract.model_copy(update={"contract_id": self.contract_id})
@@ -197,7 +208,7 @@ class ContractWriter:
             diff = diff.model_copy(update={"contract_id": self.contract_id})
             out.diff = diff
             out.diffs.append((self.contract_id.encode(), diff_event(diff, contract).model_dump_json().encode()))
-        if diff is not None or self.agent.newly_settled:
+        if diff is not None or self.agent.newly_settled or reported is not None:
             key, value = contract_message(contract)
             out.contracts.append((key, value))
             if diff is not None:
@@ -263,6 +274,9 @@ class ExtractionWorker:
     async def on_records(self, messages: Sequence[Message]) -> IngestResult:
         """One batch from the records topic. Returns the result; its ``dead`` go to the dead-letter topic."""
         envs, dead = await asyncio.to_thread(split_messages, messages)  # parsing: off the event loop
+        if self.contract is not None:  # pushed records must fit their source's record schema (agents/record_check.py)
+            envs, rejected = await asyncio.to_thread(check_pushed, envs, self.contract)
+            dead += rejected
         for d in dead:
             metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
         if envs:

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from esc.contract import histogram
 from esc.contract.semantic import canonical, is_year, physical_of, string_hints
 from esc.contract.sketches import hash_value, representative
 from esc.contract.value_order import add_counts, lower, number, upper
@@ -65,6 +66,7 @@ class Aggregates:
     len_sum: int = 0
     str_count: int = 0
     words_sum: int = 0
+    num_hist: Mapping[int, int] = field(default_factory=dict)  # numeric values on a log grid (contract/histogram.py)
 
     def merge(self, o: Aggregates) -> Aggregates:
         return Aggregates(
@@ -80,6 +82,7 @@ class Aggregates:
             self.len_sum + o.len_sum,
             self.str_count + o.str_count,
             self.words_sum + o.words_sum,
+            histogram.merge(self.num_hist, o.num_hist),
         )
 
 
@@ -94,7 +97,7 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
     len_min: int | None = None
     len_max: int | None = None
     len_sum = str_count = words_sum = 0
-    nonnull = 0
+    nonnull, numbers = 0, list[tuple[Any, int]]()
     for i, (raw, wt) in enumerate(zip(raws, weights, strict=True)):
         nonnull += wt
         t = phys[i] if phys is not None else physical_of(raw)
@@ -103,6 +106,7 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
             cv = number(raw)
             num_min = lower(num_min, cv)
             num_max = upper(num_max, cv)
+            numbers.append((cv, wt))
             if t == "int" and cv is not None and is_year(cv):
                 hints["year"] = hints.get("year", 0) + wt
         elif isinstance(raw, str):
@@ -117,4 +121,5 @@ def classify(raws: Sequence[Any], weights: Sequence[int], phys: Sequence[str] | 
             if t in ("string", "text", "date", "datetime"):
                 str_min, str_max = lower(str_min, raw), upper(str_max, raw)
     return Aggregates(nonnull, dict(sorted(types.items())), dict(sorted(hints.items())), num_min, num_max,
-                      str_min, str_max, len_min, len_max, len_sum, str_count, words_sum)  # fmt: skip
+                      str_min, str_max, len_min, len_max, len_sum, str_count, words_sum,
+                      histogram.of_pairs(numbers))  # fmt: skip

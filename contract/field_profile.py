@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from esc.contract import histogram
 from esc.contract.aggregates import Aggregates, FoldedReps, group_values
 from esc.contract.semantic import physical_of
 from esc.contract.sketches import (
@@ -69,6 +70,7 @@ class FieldProfile:
     caps: Caps = field(default=DEFAULT_CAPS, compare=False)
     folded_exact: ExactSet | None = None  # values under fold_text (codes), when folding changed any of them
     folded_sample: BottomK | None = None
+    num_hist: Mapping[int, int] = field(default_factory=dict)  # numeric values on a log grid (contract/histogram.py)
 
     # ---------------------------------------------------------------------------------------------- building
     @classmethod
@@ -145,6 +147,7 @@ class FieldProfile:
             examples=self.examples.merge(other.examples),
             caps=self.caps,
             **_merge_folded(self, other),
+            num_hist=histogram.merge(self.num_hist, other.num_hist),
         )
 
     # ---------------------------------------------------------------------------------------------- reading
@@ -219,6 +222,7 @@ class FieldProfile:
                     "folded": {"exact": self.folded_exact.to_dict(), "sample": self.folded_sample.to_dict()}
                 }
             ),
+            "num_hist": histogram.to_list(self.num_hist),
         }
 
     @classmethod
@@ -247,6 +251,7 @@ class FieldProfile:
             caps=caps,
             folded_exact=ExactSet.from_dict(d["folded"]["exact"]) if d.get("folded") else None,
             folded_sample=BottomK.from_dict(d["folded"]["sample"]) if d.get("folded") else None,
+            num_hist=histogram.from_list(d.get("num_hist")),  # absent in profiles saved before it existed
         )
 
 
@@ -310,6 +315,7 @@ def build_from_groups(
         examples=Examples(caps.examples, ex_items),
         **_folded(sh, order, reps, caps) if "string" in agg.types else {},
         caps=caps,
+        num_hist=dict(agg.num_hist),
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from esc.contract.reports import ExampleReport, SourceDrift
 from esc.contract.typing import PhysicalType, RelationshipKind, SemanticType, SourceFormat
 
 FORMAT_VERSION = 1
@@ -121,6 +122,9 @@ class Contract(_Model):
     hierarchy: list[HierarchyEdge] = Field(default_factory=list)
     entities: list[EntityType] = Field(default_factory=list)
     relationships: list[Relationship] = Field(default_factory=list)
+    # Statistics beside the structure (contract/reports.py): never part of the version identity, optional.
+    drift: dict[str, SourceDrift] = Field(default_factory=dict)  # data drift per source, by the contract agent
+    examples: ExampleReport | None = None  # results of the latest version's example queries against a store
 
     def entity(self, name: str) -> EntityType | None:
         return next((e for e in self.entities if e.name == name), None)

@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from esc.contract import histogram
 from esc.contract.combos import ROW, ComboProfile, add_cells, combos_of, key_candidates, row_combo
 from esc.contract.field_profile import (
     DEFAULT_CAPS,
@@ -62,6 +63,7 @@ def _numeric_field(
         hints={"year": years} if years else {},
         num_min=canonical(values.min().item()) if len(values) else None,
         num_max=canonical(values.max().item()) if len(values) else None,
+        num_hist=histogram.of_array(uv, counts),
     )
     return build_from_groups(name, name, position, agg, counts, uh, _LazyReps(uv), caps=caps)
 

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 
 from pydantic import ValidationError
 
+from esc.agents.record_check import violation
+from esc.contract.model import Contract
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.readers.base import DEFAULT_MAX_RECORD_BYTES
 
@@ -99,3 +101,21 @@ def _envelope(
         return RecordEnvelope(source=source, record_id=record_id, payload=item, event_time=datetime.now(UTC))
     except ValidationError as exc:
         return DeadLetter.of(f"invalid envelope: {exc.errors()[0]['msg']}", PUSH_STAGE, _clip(raw), source=source)
+
+
+def against_contract(
+    items: Iterable[RecordEnvelope | DeadLetter], contract: Contract | None
+) -> list[RecordEnvelope | DeadLetter]:
+    """Pushed records checked against their source's record schema under ``contract`` (agents/record_check.py): one
+    that does not fit becomes a dead letter with the reason, before it reaches Kafka."""
+    out: list[RecordEnvelope | DeadLetter] = []
+    for item in items:
+        reason = None
+        if contract is not None and isinstance(item, RecordEnvelope):
+            reason = violation(contract, item.source, item.payload)
+        if reason is None or not isinstance(item, RecordEnvelope):
+            out.append(item)
+            continue
+        raw = json.dumps(item.payload, ensure_ascii=False).encode("utf-8", "replace")
+        out.append(DeadLetter.of(reason, PUSH_STAGE, _clip(raw), source=item.source, location=item.record_id))
+    return out

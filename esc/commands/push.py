@@ -36,10 +36,12 @@ def push(
 ) -> None:
     """Push JSON records (one object per line, a JSON array in any layout, or one object) onto esc.records.
 
-    Each record is checked as the worker checks it; invalid and oversized ones (over 1 MiB) go to esc.dlq with the
-    reason, and the rest are sent."""
+    Each record is checked as the worker checks it; invalid and oversized ones (over 1 MiB), and those that do not
+    fit their source's record schema under the current contract (`esc schema --record-schemas`), go to esc.dlq with
+    the reason, and the rest are sent."""
+    from esc.commands.schema import fetch_contract
     from esc.streams.events import DeadLetter
-    from esc.streams.push import envelopes_from_bytes
+    from esc.streams.push import against_contract, envelopes_from_bytes
 
     settings = load()
     if file is None and not delete:
@@ -53,6 +55,8 @@ def push(
         with contextlib.ExitStack() as stack:
             fh = sys.stdin.buffer if file == "-" else stack.enter_context(Path(file).open("rb"))
             items = list(envelopes_from_bytes(source, fh.read(), id_field))
+        if any(not isinstance(i, DeadLetter) for i in items):
+            items = against_contract(items, asyncio.run(fetch_contract(settings, None, embedded)))
     reasons: Counter[str] = Counter(i.reason.split(":", 1)[0] for i in items if isinstance(i, DeadLetter))
     dead = sum(reasons.values())
     sent = len(items) - dead

@@ -1,14 +1,39 @@
-"""``esc schema``: the current contract, any earlier version, the diff between two, or a live tail of diffs."""
+"""``esc schema``: the current contract, any earlier version, the diff between two, or a live tail of diffs; the
+contract's executable artifacts: per-source record JSON Schemas (``--record-schemas``) and its example queries run
+against the store (``--examples``); data drift shows in the summary and under ``drift`` in ``--json``."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING
 
 import typer
 
-from esc.settings import load
+from esc.settings import Settings, load
+
+if TYPE_CHECKING:
+    from esc.contract.model import Contract
+
+
+async def fetch_contract(settings: Settings, version: int | None = None, embedded: bool = False) -> Contract | None:
+    """The latest contract (or one version) from esc.schema.contracts, or from the embedded state."""
+    if embedded:  # the embedded runtime's compacted-topic files: contract.json, contracts/v<N>.json
+        from esc.streams.runtime.inprocess import load_contract
+
+        return load_contract(settings.state_dir, version)
+    from esc.streams.runtime.kafka_io import read_topic
+    from esc.streams.schema_events import latest_key, parse_contract, version_key
+    from esc.streams.topics import SCHEMA_CONTRACTS
+
+    key = latest_key(settings.app_id) if version is None else version_key(settings.app_id, version)
+    found: Contract | None = None
+    topic = SCHEMA_CONTRACTS.name(settings.topic_prefix)
+    async for msg in read_topic(settings, topic, key_filter=lambda k: k == key):
+        if msg.value is not None:
+            found = parse_contract(msg.value)
+    return found
 
 
 def schema(
@@ -20,33 +45,31 @@ def schema(
     embedded: bool = typer.Option(
         False, "--embedded", help="Read the embedded state in ESC_STATE_DIR instead of Kafka."
     ),
+    record_schemas: bool = typer.Option(
+        False, "--record-schemas", help="Print the version's JSON Schema (2020-12) of each source's records."
+    ),
+    examples: bool = typer.Option(
+        False, "--examples", help="Run the version's example queries against the store and print their results."
+    ),
 ) -> None:
     """Show the contract published on esc.schema.contracts, or follow esc.schema.diffs."""
     from esc.contract import serde
     from esc.contract.evolve import diff_items
-    from esc.contract.model import Contract, ContractDiff
+    from esc.contract.model import ContractDiff
     from esc.streams.runtime.kafka_io import read_topic
-    from esc.streams.schema_events import latest_key, parse_contract, version_key
     from esc.streams.topics import SCHEMA_CONTRACTS, SCHEMA_DIFFS
 
     settings = load()
     contracts_topic = SCHEMA_CONTRACTS.name(settings.topic_prefix)
 
     if embedded:
-        from esc.streams.runtime.inprocess import load_contract, state_folder
+        from esc.streams.runtime.inprocess import state_folder
 
         contracts_topic = str(state_folder(settings.state_dir))
 
     async def fetch(version: int | None) -> Contract | None:
         """The latest contract, or one version."""
-        if embedded:  # the embedded runtime's compacted-topic files: contract.json, contracts/v<N>.json
-            return load_contract(settings.state_dir, version)
-        key = latest_key(settings.app_id) if version is None else version_key(settings.app_id, version)
-        found: Contract | None = None
-        async for msg in read_topic(settings, contracts_topic, key_filter=lambda k: k == key):
-            if msg.value is not None:
-                found = parse_contract(msg.value)
-        return found
+        return await fetch_contract(settings, version, embedded)
 
     async def events() -> AsyncIterator[bytes]:
         if embedded:  # diffs.jsonl, followed as it grows
@@ -102,16 +125,24 @@ def schema(
     if contract is None:
         typer.echo(f"no contract{'' if version is None else f' version {version}'} on {contracts_topic} yet", err=True)
         raise typer.Exit(1)
-    if as_json:
+    if record_schemas:
+        from esc.contract.record_schema import record_schemas as schemas_of
+
+        typer.echo(json.dumps(schemas_of(contract), indent=2, ensure_ascii=False))
+    elif examples:
+        from esc.commands.schema_examples import show_examples
+
+        if show_examples(settings, contract, embedded, as_json):
+            raise typer.Exit(1)
+    elif as_json:
         typer.echo(serde.dump_json(contract))
     elif as_yaml:
         typer.echo(serde.dump_yaml(contract))
     else:
-        typer.echo(f"contract {contract.contract_id} v{contract.version}: {len(contract.sources)} sources, "
-                   f"{len(contract.foreign_keys)} foreign keys, {len(contract.entities)} entity types")
-        for name, src in sorted(contract.sources.items()):
-            key_text = ", ".join(src.identity_key) or "(none proven)"
-            typer.echo(f"  {name} [{src.format}] {src.records} records, {len(src.fields)} fields, key: {key_text}")
+        from esc.commands.schema_examples import summary_lines
+
+        for line in summary_lines(contract):
+            typer.echo(line)
 
 
 def register(app: typer.Typer) -> None:

@@ -26,6 +26,7 @@ import faust
 
 from esc.agents import metrics
 from esc.agents.embedding import background_embedder, get_embedder
+from esc.agents.examples_runner import ExampleChecker
 from esc.agents.ingest import Ingestor
 from esc.agents.pipeline import (
     TICK,
@@ -248,6 +249,18 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     @app.timer(TICK_SECONDS)
     async def lag() -> None:
         export_consumer_lag(app.consumer)
+
+    examples = ExampleChecker("neo4j")
+
+    @app.timer(TICK_SECONDS)
+    async def check_examples() -> None:
+        """A new version's example queries, once this worker's store holds it (nothing to replay or defer); the
+        report goes to the contract writer, which publishes it in the contract (agents/contract_reports.py)."""
+        async def publish(value: bytes) -> None:
+            await profiles_topic.send(key=b"examples", value=value)
+
+        if "worker" in runtime:
+            await examples.when_idle(worker(), publish)
 
     @app.timer(TICK_SECONDS)
     async def tick() -> None:

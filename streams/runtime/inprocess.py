@@ -34,6 +34,7 @@ from typing import Any
 
 from esc.agents import metrics
 from esc.agents.embedding import Embedder, get_embedder
+from esc.agents.examples_runner import ExampleChecker
 from esc.agents.ingest import Ingestor
 from esc.agents.pipeline import (
     TICK,
@@ -121,6 +122,7 @@ class InProcessRuntime:
         self.contract: Contract | None = None
         self.query: QueryService | None = None  # answers POST /v1/ask while serving; follows every contract
         self.summary = RunSummary()
+        self.examples = ExampleChecker("embedded")
         self._records = self.bus.name(topics.RECORDS)
         for spec, group in ((topics.RECORDS, "profile"), (topics.RECORDS, "extract"), (PROFILES, "contract"),
                             (topics.SCHEMA_CONTRACTS, "follow")):  # fmt: skip
@@ -288,6 +290,7 @@ class InProcessRuntime:
         """The contract agent's timer: lets idle pushed sources settle."""
         self.bus.publish(PROFILES, b"tick", TICK)
         await self.pump()
+        await self._examples()
 
     async def drain(self) -> None:
         """Wait until every topic is read and the backfill is idle; a failed backfill raises here."""
@@ -301,6 +304,15 @@ class InProcessRuntime:
             if self.worker.idle() and self.bus.pending() == 0:
                 break
             await asyncio.sleep(0.02)
+        await self._examples()
+
+    async def _examples(self) -> None:
+        """A new version's example queries once the store holds it; the report goes into the contract."""
+        async def publish(value: bytes) -> None:
+            self.bus.publish(PROFILES, b"examples", value)
+
+        if await self.examples.when_idle(self.worker, publish):
+            await self.pump()
         self.summary.backfilled = self.worker.backfilled
         self.summary.deferred = len(self.worker.deferred)
 

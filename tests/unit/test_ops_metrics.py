@@ -16,6 +16,9 @@ from tests.ops_metrics import ops_metric_families
 def test_every_metric_ops_queries_is_defined_by_the_worker() -> None:
     used = ops_metric_families()
     assert {"esc_records_in", "esc_schema_diffs", "esc_consumer_lag", "esc_freshness_seconds"} <= used
+    drift = {"esc_field_null_rate", "esc_field_null_rate_change", "esc_field_type_shift", "esc_field_distinct",
+             "esc_field_psi", "esc_field_ks", "esc_contract_examples_failed"}  # fmt: skip
+    assert drift <= used, f"drift and example metrics missing from ops/: {sorted(drift - used)}"
     defined = {m.name for m in metrics.REGISTRY.collect()}
     assert used <= defined, f"queried by ops/ but exported by no worker: {sorted(used - defined)}"
 

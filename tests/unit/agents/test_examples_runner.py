@@ -1,0 +1,75 @@
+"""Example queries of a contract (contract/examples.py, agents/examples_runner.py): what is generated, a version
+whose examples fail is reported (result, metric, log, and the report in the republished contract), and a report
+counts only for the version it ran on."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+from esc.agents import metrics
+from esc.agents.contract_reports import examples_update
+from esc.agents.examples_runner import ExampleChecker, run_examples
+from esc.agents.pipeline import ContractWriter
+from esc.agents.query.memstore import MemoryGraphStore
+from esc.contract.entities import with_entities
+from esc.contract.examples import example_queries
+from esc.contract.model import Contract
+from esc.contract.serde import load_json
+from tests.fakes.contracts import chinook_like
+
+
+def contract() -> Contract:
+    c = with_entities(chinook_like())
+    c.version, c.content_hash = 4, "h4"
+    return c
+
+
+def test_examples_are_a_count_and_a_lookup_per_type_and_a_hop_per_written_relationship() -> None:
+    c = contract()
+    examples = example_queries(c)
+    for e in c.entities:
+        assert f"{e.name}: count" in {x.name for x in examples}
+    hops = {(x.entity, x.relationship, x.target) for x in examples if x.kind == "hop"}
+    rels = {(r.from_entity, r.name, r.to_entity) for r in c.relationships}  # foreign keys and nesting
+    assert hops == rels and {r.kind for r in c.relationships} == {"foreign_key", "nesting"}
+    lookups = [x for x in examples if x.kind == "lookup"]
+    assert lookups and all(x.key for x in lookups)
+    assert example_queries(c) == examples  # deterministic
+
+
+def test_failing_examples_are_reported_in_the_result_the_metric_the_log_and_the_contract(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    c = contract()
+    with caplog.at_level(logging.WARNING, logger="esc.agents.examples_runner"):
+        report, _ = run_examples(c, MemoryGraphStore(), "memory")  # an empty store: nothing is there
+    assert report.ran == len(example_queries(c)) and report.failed == report.ran
+    errors = {r.kind: r.error for r in report.results}
+    assert errors["count"] == "empty result" and errors["hop"] == "empty result"
+    assert str(errors["lookup"]).startswith("no ") and "to look up" in str(errors["lookup"])
+    assert metrics.REGISTRY.get_sample_value("esc_contract_examples_failed") == report.failed
+    assert f"contract v4: {report.failed} of {report.ran} example queries failed" in caplog.text
+
+    writer = ContractWriter(contract_id="esc")
+    writer.agent.contract = c
+    stale = report.model_copy(update={"version": 3})
+    assert writer.on_updates([examples_update(stale)]).contracts == []  # another version's report: not this one's
+    out = writer.on_updates([examples_update(report)])
+    assert [k for k, _ in out.contracts] == [b"esc"]  # the latest, republished; no new version
+    published = load_json(json.dumps(json.loads(out.contracts[0][1])))
+    assert published.version == 4 and published.examples is not None and published.examples.failed == report.failed
+    assert writer.on_updates([examples_update(report)]).contracts == []  # the same report again changes nothing
+    restored = ContractWriter.from_state(json.loads(json.dumps(writer.state())))
+    assert restored.agent.contract.examples == published.examples
+
+
+def test_a_checker_runs_once_per_version() -> None:
+    checker = ExampleChecker("memory")
+    c = contract()
+    assert checker.due(c)
+    checker.check(c, MemoryGraphStore())
+    assert not checker.due(c) and checker.due(c.model_copy(update={"version": 5, "content_hash": "h5"}))
+    assert not checker.due(None) and not checker.due(Contract())
