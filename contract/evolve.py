@@ -152,6 +152,10 @@ def _merge_source(old: SourceSpec, new: SourceSpec, reason: str) -> SourceSpec:
     elif list(new.identity_key) == list(old.identity_key):
         merged.key_confidence = new.key_confidence
         merged.key_evidence = dict(new.key_evidence)
+        near = new.key_evidence.get("near_unique")
+        if isinstance(near, dict) and not old.key_evidence.get("near_unique"):  # proven before, repeats now
+            why = reason or f"the key now repeats on {near.get('conflicts')} rows that differ (near-unique)"
+            merged.key_evidence["violation"] = _key_violation(old, new, why)
     else:
         merged.key_evidence = {**old.key_evidence, "violation": _key_violation(old, new, reason)}
     by_id = {f.id: i for i, f in enumerate(merged.fields)}
