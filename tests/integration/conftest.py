@@ -88,3 +88,12 @@ def prometheus_url(stack_settings: Settings) -> str:
     url = stack_settings.prometheus_url
     require(stack_settings, "prometheus", url, lambda: http_ok(f"{url}/-/ready"))
     return url
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test in this folder needs the real stack: mark it ``integration`` even if its module forgot to, so
+    ``-m "not integration"`` never runs it against servers that are not there."""
+    here = __file__.rsplit("/", 1)[0]
+    for item in items:
+        if str(item.path).startswith(here + "/"):
+            item.add_marker(pytest.mark.integration)
