@@ -30,7 +30,9 @@ from esc.streams.runtime.inprocess import RunSummary, open_runtime
 from tests.hostile.model import Case, Env, csv_text, token, write
 
 CASE_SECONDS = 30.0
-"""A group must finish within this (so each of its cases did); a run still going after twice this has hung."""
+"""The goal per group (so per case): ``bench/hostile.py`` prints every group's time against it."""
+HANG_SECONDS = 4 * CASE_SECONDS
+"""A group still going after this has hung: the test fails it (speed itself is the bench's, not a test's)."""
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f\ud800-\udfff]")
 
 
@@ -129,7 +131,7 @@ def run_group(cases: list[Case], root: Path, timeout: float | None = None) -> Ou
     t0 = time.perf_counter()
     watch.active = True
     worker.start()
-    worker.join(timeout if timeout is not None else 2 * CASE_SECONDS)
+    worker.join(timeout if timeout is not None else HANG_SECONDS)
     seconds = time.perf_counter() - t0
     if worker.is_alive():
         _unblock(env)
@@ -240,8 +242,8 @@ def check_group(cases: list[Case], out: Outcome) -> list[str]:
     for name in out.sources:
         if _UNPRINTABLE.search(name) or len(name) > MAX_SOURCE_LEN or not unicodedata.is_normalized("NFC", name):
             problems.append(f"source name {name!r} is not printable, NFC and at most {MAX_SOURCE_LEN} characters")
-    if out.seconds > CASE_SECONDS:
-        problems.append(f"the group took {out.seconds:.1f} s (over {CASE_SECONDS:.0f} s)")
+    if out.seconds > HANG_SECONDS:
+        problems.append(f"the group took {out.seconds:.1f} s (it hung: over {HANG_SECONDS:.0f} s)")
     problems += [f"a dead letter of no case: {d.get('reason')!r} at {d.get('location')!r}" for d in out.dead.get("?", [])]
     for case in cases:
         problems += [f"{case.id} {case.kind}: {case.title}: {p}" for p in check(case, out)]
