@@ -2,7 +2,8 @@
 
 Shape (DESIGN.md §3): ``{"answer", "citations": [{"source", "record_id", "location"}], "route", "confidence",
 "contract_version"}`` plus additive diagnostics (``reason`` when abstaining, the ``plan`` and ``query`` that ran,
-``low_confidence`` for weak vector evidence, ``latency_ms``).
+``low_confidence`` for weak vector evidence, ``latency_ms``) and, where entity resolution linked records that
+disagree on an answered field, ``conflicts``: ``[{"field", "values": [{"value", "citations", "as_of"}]}]``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,19 @@ class Citation(BaseModel):
     location: str = ""
 
 
+class ConflictValue(BaseModel):
+    """One of the values linked records disagree on, with the records that hold it and the newest one's time."""
+
+    value: Any = None
+    citations: list[Citation] = Field(default_factory=list)
+    as_of: str | None = None
+
+
+class Conflict(BaseModel):
+    field: str
+    values: list[ConflictValue] = Field(default_factory=list)  # the current value first
+
+
 class Answer(BaseModel):
     answer: Any = None
     citations: list[Citation] = Field(default_factory=list)
@@ -41,6 +55,8 @@ class Answer(BaseModel):
     text: str | None = None  # the answer phrased as a sentence (LLM mode)
     unmatched: list[str] | None = None  # words of the question the plan could not use
     extension: dict[str, Any] | None = None  # a query-scoped schema extension this answer used (LLM mode)
+    conflicts: list[Conflict] | None = None  # linked records disagree on an answered field (entity resolution)
+    note: str | None = None  # how the answer was reached where it matters ("counted 42 people, not 47 records")
 
     @classmethod
     def abstain(cls, reason: str, contract_version: int, **extra: Any) -> Answer:

@@ -267,6 +267,49 @@ class Neo4jGraphStore(GraphStore):
         )
         return [SourceRecordRef(**{k: v for k, v in r.items() if v is not None}) for r in rows]
 
+    # -- entity resolution: canonical entities -------------------------------------------------------------------
+    def write_canonical(self, upserts: Sequence[Any], deletes: Sequence[str]) -> int:
+        """Replace canonical entities whole: delete the old node (and its SAME_AS / DERIVED_FROM edges), create the
+        new one with DERIVED_FROM to its members' source records, then MERGE one SAME_AS edge per member, carrying
+        its score and evidence. Labels and keys escaped; values as parameters."""
+        from esc.agents.reconcile.model import CANONICAL, CID, SAME_AS
+
+        canon = self._label(CANONICAL)
+        self.ensure_entity_key(CANONICAL, [CID])
+        cids = [*deletes, *(u.cid for u in upserts)]
+        if cids:
+            self._driver.execute_query(f"UNWIND $cids AS cid MATCH (c:{canon} {{{ident(CID)}: cid}}) DETACH DELETE c",
+                                       cids=cids, database_=self._database)  # fmt: skip
+        rows = [{"props": to_properties(u.props), "sids": sorted(set(u.sids))} for u in upserts]
+        for part in chunks(rows):
+            self._driver.execute_query(
+                f"UNWIND $rows AS row CREATE (c:{canon}) SET c = row.props WITH c, row UNWIND row.sids AS sid "
+                f"MATCH (s:{self._sr} {{sid: sid}}) MERGE (c)-[:{DERIVED_FROM}]->(s)",
+                rows=part, database_=self._database,
+            )  # fmt: skip
+        groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
+        for u in upserts:
+            for m in u.members:
+                names = tuple(m.key)
+                groups[(m.label, names)].append(
+                    {"cid": u.cid, "key": [m.key[k] for k in names], "score": m.score, "evidence": m.evidence}
+                )
+        for (label, names), params in groups.items():
+            match = ", ".join(f"{ident(k)}: row.key[{i}]" for i, k in enumerate(names))
+            query = (
+                f"UNWIND $rows AS row MATCH (c:{canon} {{{ident(CID)}: row.cid}}) MATCH (m:{self._label(label)} "
+                f"{{{match}}}) MERGE (m)-[r:{ident(SAME_AS)}]->(c) SET r.score = row.score, r.evidence = row.evidence"
+            )
+            for part in chunks(params):
+                self._driver.execute_query(query, rows=part, database_=self._database)
+        return len(upserts)
+
+    def canonical_ids(self) -> set[str]:
+        from esc.agents.reconcile.model import CANONICAL, CID
+
+        rows = self.read(f"MATCH (c:{self._label(CANONICAL)}) RETURN c.{ident(CID)} AS cid")
+        return {str(r["cid"]) for r in rows if r["cid"] is not None}
+
     # -- reads --------------------------------------------------------------------------------------------------
     def count(self, label: str) -> int:
         rows = self.read(f"MATCH (n:{self._label(label)}) RETURN count(n) AS c")
