@@ -79,11 +79,15 @@ def rewrite(plan: QueryPlan, view: ClusterView, graph: GraphStore, vocab: Any) -
         else:
             cvar = f"c{gi}"
             filters: list[Filter] = []
+            # the canonical node has a member of each type the question filters on (of the first type when it
+            # filters on none): "contacts in Hamburg" are people with a CRM record, whoever holds their balance
+            marked = [n for n in members if n.filters] or members[:1]
             for n in members:
                 var_of[n.var] = cvar
                 label_of[n.var] = n.label
                 out.canonical_vars[n.var] = cvar
-                filters.append(Filter(prop=member_marker(n.label), op="notnull", value=None))
+                if n in marked:
+                    filters.append(Filter(prop=member_marker(n.label), op="notnull", value=None))
                 info = vocab.types.get(n.label)
                 display, key = (info.display, info.key) if info is not None else ([], [])
                 naming = [f for f in n.filters if view.identifying(n.label, f.prop, display, key)]
