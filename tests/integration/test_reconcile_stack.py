@@ -55,7 +55,7 @@ def snapshot(driver: Any, ns: str) -> dict[str, Any]:
     return {
         "nodes": sorted(f"{lab(r['l'])} {strip(r['p'])}" for r in nodes),
         "rels": sorted(f"{lab(r['la'])} {strip(r['pa'])} -{r['t']} {strip(r['pr'])}-> {lab(r['lb'])} {strip(r['pb'])}"
-                       for r in rels),  # fmt: skip
+                       for r in rels),
     }
 
 
