@@ -269,24 +269,23 @@ class Neo4jGraphStore(GraphStore):
 
     # -- entity resolution: canonical entities -------------------------------------------------------------------
     def write_canonical(self, upserts: Sequence[Any], deletes: Sequence[str]) -> int:
-        """Replace canonical entities whole: delete the old node (and its SAME_AS / DERIVED_FROM edges), create the
-        new one with DERIVED_FROM to its members' source records, then MERGE one SAME_AS edge per member, carrying
-        its score and evidence. Labels and keys escaped; values as parameters."""
+        """Replace canonical entities whole, in one transaction (a reader never sees one half written): delete the
+        old node (and its SAME_AS / DERIVED_FROM edges), create the new one with DERIVED_FROM to its members'
+        source records, then one SAME_AS edge per member with its score and evidence. Labels and keys escaped;
+        values as parameters."""
         from esc.agents.reconcile.model import CANONICAL, CID, SAME_AS
 
         canon = self._label(CANONICAL)
         self.ensure_entity_key(CANONICAL, [CID])
+        statements: list[tuple[str, dict[str, Any]]] = []
         cids = [*deletes, *(u.cid for u in upserts)]
         if cids:
-            self._driver.execute_query(f"UNWIND $cids AS cid MATCH (c:{canon} {{{ident(CID)}: cid}}) DETACH DELETE c",
-                                       cids=cids, database_=self._database)  # fmt: skip
+            statements.append((f"UNWIND $rows AS cid MATCH (c:{canon} {{{ident(CID)}: cid}}) DETACH DELETE c", {"rows": cids}))
         rows = [{"props": to_properties(u.props), "sids": sorted(set(u.sids))} for u in upserts]
-        for part in chunks(rows):
-            self._driver.execute_query(
+        if rows:
+            statements.append((
                 f"UNWIND $rows AS row CREATE (c:{canon}) SET c = row.props WITH c, row UNWIND row.sids AS sid "
-                f"MATCH (s:{self._sr} {{sid: sid}}) MERGE (c)-[:{DERIVED_FROM}]->(s)",
-                rows=part, database_=self._database,
-            )  # fmt: skip
+                f"MATCH (s:{self._sr} {{sid: sid}}) MERGE (c)-[:{DERIVED_FROM}]->(s)", {"rows": rows}))  # fmt: skip
         groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
         for u in upserts:
             for m in u.members:
@@ -296,12 +295,18 @@ class Neo4jGraphStore(GraphStore):
                 )
         for (label, names), params in groups.items():
             match = ", ".join(f"{ident(k)}: row.key[{i}]" for i, k in enumerate(names))
-            query = (
+            statements.append((
                 f"UNWIND $rows AS row MATCH (c:{canon} {{{ident(CID)}: row.cid}}) MATCH (m:{self._label(label)} "
-                f"{{{match}}}) MERGE (m)-[r:{ident(SAME_AS)}]->(c) SET r.score = row.score, r.evidence = row.evidence"
-            )
-            for part in chunks(params):
-                self._driver.execute_query(query, rows=part, database_=self._database)
+                f"{{{match}}}) MERGE (m)-[r:{ident(SAME_AS)}]->(c) SET r.score = row.score, r.evidence = row.evidence",
+                {"rows": params}))  # fmt: skip
+
+        def work(tx: Any) -> None:
+            for query, params in statements:
+                tx.run(query, params).consume()
+
+        if statements:
+            with self._driver.session(database=self._database) as session:
+                session.execute_write(work)
         return len(upserts)
 
     def canonical_ids(self) -> set[str]:

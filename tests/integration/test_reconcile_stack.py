@@ -96,10 +96,10 @@ def test_late_record_merges_and_its_deletion_splits_on_the_stack(kafka_bootstrap
         _write_portal(stream.data, PORTAL)  # the bridging record arrives
         _settled(neo4j_driver, stream, 8)
         poll(lambda: _count(neo4j_driver, ns + "PortalUser"), lambda n: n == 3, 120, "portal users", stream.log)
-        edges = neo4j_driver.execute_query(
+        edges = poll(lambda: neo4j_driver.execute_query(
             f"MATCH (m)-[r:SAME_AS]->(c:`{ns}{CANONICAL}`) WHERE c._members = 3 RETURN r.score AS s, r.evidence AS e"
-        ).records
-        assert len(edges) == 3 and all(r["s"] > 0 and json.loads(r["e"])["rule"] for r in edges)
+        ).records, lambda rs: len(rs) == 3, 120, "Maria's three SAME_AS edges", stream.log)  # fmt: skip
+        assert all(r["s"] > 0 and json.loads(r["e"])["rule"] for r in edges)
         answer = poll(lambda: _ask(stream, "Which city does Maria Keller live in?"),
                       lambda a: a.get("answer") == "Munich", 120, "the answer with the conflict", stream.log)  # fmt: skip
         cited = {c["source"] for v in answer["conflicts"][0]["values"] for c in v["citations"]}

@@ -80,6 +80,14 @@ def test_late_record_merges_delete_splits_and_graph_equals_a_fresh_ingest(case: 
     assert [c["field"] for c in conflict] == ["city"] and [v["value"] for v in conflict[0]["values"]] == ["Munich", "Berlin"]
     same_as = [r for r in merged["edges"] if r[0] == "SAME_AS"]
     assert len(same_as) == 10 and all("score" in json.loads(p[3]) for p in merged["edge_props"])
+    # questions over the DuckDB store run over the canonical entities: current value, conflict with both sources
+    from esc.agents.query.agent import QueryAgent
+
+    answer = QueryAgent(contract, graph).ask("Which city does Maria Keller live in?")
+    assert answer.answer == "Munich" and answer.conflicts, answer
+    cited = {c.source for v in answer.conflicts[0].values for c in v.citations}
+    assert {"crm_contacts", "billing_accounts"} <= cited
+    assert QueryAgent(contract, graph).ask("How many crm contacts are there?").answer == 4
     # the same final records, fresh and in another order
     fresh, ing2 = _store(tmp_path, "fresh", contract)
     ing2.handle([bridge, *reversed(rest)], contract)
