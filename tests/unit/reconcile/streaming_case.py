@@ -28,10 +28,11 @@ BILLING = [
      "phone": "089 5550606", "city": "Munich", "last_modified": "2023-04-04"},
 ]  # fmt: skip
 PORTAL = [
-    {"user_id": "u1", "display_name": "M. Keller", "email": "MARIA.KELLER@mail.de", "mobile": "+49305550404"},
     {"user_id": "u2", "display_name": "Sofia Rossi", "email": "sofia.rossi@gmail.com", "mobile": "+4922155507070"},
     {"user_id": "u3", "display_name": "Tom Carter", "email": "tom.carter@outlook.com", "mobile": "+16175550808"},
+    {"user_id": "u1", "display_name": "M. Keller", "email": "MARIA.KELLER@mail.de", "mobile": "+49305550404"},
 ]  # fmt: skip
+"""The bridging record comes last: the file's other rows keep their places (and record ids) when it comes or goes."""
 BRIDGE = ("portal_users", "u1")
 
 
