@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from esc.agents import metrics
 from esc.agents.embedding import Embedder
 from esc.agents.extractors import Plan, plan
+from esc.agents.reconcile.hook import Reconciler
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.agents.text_writer import TextWriter
 from esc.agents.types import SourceRecordRef, TextObject
@@ -62,6 +63,7 @@ class Prepared:
     dead: list[DeadLetter] = field(default_factory=list)  # unparseable messages
     plan: Plan | None = None  # None: no contract yet, every record is deferred
     contract_version: int | None = None
+    contract: Contract | None = None
 
     @property
     def writes(self) -> bool:
@@ -110,6 +112,7 @@ class Ingestor:
         contract: Contract | None = None,
         embed_batch: int = EMBED_BATCH,
         outbox: VectorOutbox | None = None,
+        reconciler: Reconciler | None = None,
     ) -> None:
         self.graph = graph
         self.vectors = vectors
@@ -123,12 +126,15 @@ class Ingestor:
         self.ingested: set[str] = set()  # sources written at least once (what a backfill may need to replay)
         self._keys: set[tuple[str, tuple[str, ...]]] = set()
         self.text_writer = TextWriter(vectors, embedder, collection, embed_batch)
+        self.reconciler = reconciler  # entity resolution over what is written and retracted (agents/reconcile)
 
     def use(self, contract: Contract) -> None:
         """Apply ``contract`` to every later batch that does not pass its own."""
         if self.contract is None or contract.version >= self.contract.version:
             self.contract = contract
             metrics.CONTRACT_VERSION.set(contract.version)
+            if self.reconciler is not None:
+                self.reconciler.use(contract)
 
     # ---------------------------------------------------------------------------------------------- handling
     def handle(
@@ -155,6 +161,7 @@ class Ingestor:
         contract = contract or self.contract
         if out.envelopes and contract is not None:
             out.contract_version = contract.version
+            out.contract = contract
             out.plan = plan(out.envelopes, contract)
         return out
 
@@ -179,6 +186,8 @@ class Ingestor:
         for dead in p.dead:
             metrics.DLQ.labels(dead.stage, metrics.dlq_reason_label(dead.reason)).inc()
         result.dead.extend(p.dead)
+        if self.reconciler is not None and prepared.contract is not None:
+            self.reconciler.use(prepared.contract)
         if rekey and p.entities:
             self._retract([e.provenance for e in p.entities])
         self._write(p, result)
@@ -208,6 +217,8 @@ class Ingestor:
             t0 = time.perf_counter()
             result.written, result.edges = self.graph.upsert(p.entities, p.edges)
             metrics.BATCH_LATENCY.labels("neo4j").observe(time.perf_counter() - t0)
+            if self.reconciler is not None:
+                self.reconciler.on_written(p.entities)
         if p.texts:  # its latency is observed by the TextWriter (inline or behind the outbox), not the queueing
             result.texts = self._write_texts(p.texts)
         result.sources = set(p.sources)
@@ -223,6 +234,8 @@ class Ingestor:
         if not refs:
             return 0
         n = self.graph.retract_source_records(refs)
+        if self.reconciler is not None:
+            self.reconciler.on_retracted(refs)
         for source, ids in _by_source(refs).items():
             if self.outbox is not None:
                 self.outbox.put_delete(source, ids)

@@ -92,6 +92,12 @@ VECTOR_PENDING = Gauge(
     "Text chunks written to the graph's outbox and not yet embedded into the vector store",
     registry=REGISTRY,
 )
+CLUSTER_EVENTS = Counter(
+    "esc_cluster_events",
+    "Entity resolution: clusters merged (a record linked two of them) or split (a record that linked them went)",
+    ["kind"],
+    registry=REGISTRY,
+)
 
 QUERY_LATENCY = Histogram(
     "esc_query_latency_seconds",

@@ -148,11 +148,27 @@ class Citation(BaseModel):
     location: str = ""
 
 
+class ConflictValue(BaseModel):
+    """One of the values linked records disagree on, with the records that hold it and the newest one's time."""
+
+    value: Any = None
+    citations: list[Citation] = Field(default_factory=list)
+    as_of: str | None = None
+
+
+class Conflict(BaseModel):
+    """A field linked records disagree on (entity resolution): every value with its sources, the current first."""
+
+    field: str
+    values: list[ConflictValue] = Field(default_factory=list)
+
+
 class Answer(BaseModel):
     """The answer every surface returns (``esc ask --json``, ``POST /v1/ask``, ``esc.answers``, the embedded API):
     DESIGN.md §3's ``{answer, citations, route, confidence, contract_version}`` plus additive diagnostics
     (``reason`` when abstaining, the ``plan`` and ``query`` that ran with ``explain``, ``low_confidence`` for weak
-    vector evidence, ``unmatched`` words, ``latency_ms``)."""
+    vector evidence, ``unmatched`` words, ``latency_ms``) and, where entity resolution linked records that disagree
+    on an answered field, ``conflicts``: ``[{"field", "values": [{"value", "citations", "as_of"}]}]``."""
 
     answer: Any = None
     citations: list[Citation] = Field(default_factory=list)
@@ -167,6 +183,8 @@ class Answer(BaseModel):
     text: str | None = None  # the answer phrased as a sentence (LLM mode)
     unmatched: list[str] | None = None  # words of the question the plan could not use
     extension: dict[str, Any] | None = None  # a query-scoped schema extension this answer used (LLM mode)
+    conflicts: list[Conflict] | None = None  # linked records disagree on an answered field (entity resolution)
+    note: str | None = None  # how the answer was reached where it matters ("counted 42 people, not 47 records")
 
     @classmethod
     def abstain(cls, reason: str, contract_version: int, **extra: Any) -> Answer:

@@ -28,6 +28,10 @@ from esc.agents.query.llm_planner import LLMPlanner
 from esc.agents.query.retrieval import Evidence, RowIndex, Scope, retrieve
 from esc.agents.query.validate import problems
 from esc.agents.query.vector import answer_from_hits, content_words, search
+from esc.agents.reconcile.answers import annotate, apply_as_of, split_as_of
+from esc.agents.reconcile.rewrite import rewrite
+from esc.agents.reconcile.rewrite import run as run_rewritten
+from esc.agents.reconcile.view import ClusterView, build_view
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.contract.model import Contract
 from esc.streams.events import QueryOptions
@@ -64,6 +68,7 @@ class QueryAgent:
         self._grounding: Grounding | None = None
         self._contract = contract
         self._rows: tuple[Grounding, RowIndex] | None = None
+        self._view: ClusterView | None = None  # entity resolution as questions see it, per grounding
 
     # -- grounding, cached per contract version ---------------------------------------------------------------
     def set_contract(self, contract: Contract) -> None:
@@ -81,7 +86,9 @@ class QueryAgent:
     def grounding(self) -> Grounding:
         with self._lock:
             if self._grounding is None:
-                self._grounding = Grounding.cached(self._contract, self.graph, self.cache_dir)
+                self._view = build_view(self._contract, self.graph)
+                contract = self._view.contract_for_questions(self._contract)
+                self._grounding = Grounding.cached(contract, self.graph, self.cache_dir)
             return self._grounding
 
     def refresh_values(self) -> None:
@@ -115,8 +122,10 @@ class QueryAgent:
         opts = options or QueryOptions()
         started = time.perf_counter()
         g = self.grounding()  # pinned for the whole question
-        q = clean_question(question)
+        q, when = split_as_of(clean_question(question))
         answer = self._answer(q, g, opts) if q else Answer.abstain("empty question", g.version)
+        if when is not None:
+            apply_as_of(answer, when)
         answer.contract_version = g.version
         answer.latency_ms = round((time.perf_counter() - started) * 1000, 2)
         return answer
@@ -138,8 +147,10 @@ class QueryAgent:
             return Answer.abstain("plan does not match the contract: " + "; ".join(found), g.version)
         if self.graph is None:
             return Answer.abstain("no graph store configured", g.version)
+        view = self._view
+        rw = rewrite(planned.plan, view, self.graph, g.vocab) if view is not None and view.active else None
         try:
-            rows = self.graph.run_plan(planned.plan)
+            rows = run_rewritten(rw, self.graph) if rw is not None else self.graph.run_plan(planned.plan)
         except Exception as exc:  # any store client error (driver, DuckDB, an outage past its retries): answered, never raised
             log.warning("plan failed: %s", exc)
             return Answer.abstain(f"the graph store could not run the query: {exc}"[:300], g.version)
@@ -149,6 +160,8 @@ class QueryAgent:
         )
         if planned.unmatched:
             answer.unmatched = planned.unmatched
+        if rw is not None:
+            annotate(answer, rw, rows, view, planned.answer)  # type: ignore[arg-type]
         if answer.route == "abstain":
             return self._fallback(q, g, opts, answer.reason or "no rows", False)
         if opts.explain:

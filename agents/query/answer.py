@@ -8,9 +8,12 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
 from esc.agents.query.plan import PlanRow
-from esc.streams.events import Answer, Citation, Route
+from esc.streams.events import Answer, Citation, Conflict, ConflictValue, Route
 
-__all__ = ["MAX_CITATIONS", "Answer", "Citation", "Route", "citations_of", "render_value", "round_2"]
+__all__ = [
+    "MAX_CITATIONS", "Answer", "Citation", "Conflict", "ConflictValue", "Route", "citations_of", "render_value",
+    "round_2",
+]
 
 MAX_CITATIONS = 50
 MAX_LIST = 200

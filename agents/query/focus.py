@@ -30,6 +30,9 @@ class Focusing(Measures):
         best_rel = max(rels.values(), key=lambda lk: lk.score).score if rels else 0.0
         if rels and best_rel >= max(best_type, best_attr) and (not types or best_rel > best_type or anchors):
             el, lk = self._pick_rel(rels)
+            named = {t.entity for t in types}
+            if el is not None and types and self._rel_end(el, lk, m)[0] not in named and named & {el.entity, el.target}:
+                el = None  # "contacts" names the type the relationship points at, not the relationship's other end
             if el is not None and (not types or anchors):
                 if attrs and best_rel - best_attr < 0.05:
                     self.penalize(0.7, f"'{self.r.text(m.start, m.end)}' names both a field and a relationship")

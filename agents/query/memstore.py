@@ -98,6 +98,7 @@ class MemoryGraphStore(GraphStore):
         self.by_label: dict[str, list[NodeId]] = defaultdict(list)
         self.out: dict[tuple[NodeId, str], set[NodeId]] = defaultdict(set)
         self.inc: dict[tuple[NodeId, str], set[NodeId]] = defaultdict(set)
+        self.edge_props: dict[tuple[str, NodeId, NodeId], dict[str, Any]] = {}
 
     # -- writes -------------------------------------------------------------------------------------------------
     def ensure_entity_key(self, label: str, key_props: Sequence[str]) -> None:
@@ -135,6 +136,16 @@ class MemoryGraphStore(GraphStore):
             for sid in sids & node.records.keys():
                 del node.records[sid]
         return len(sids)
+
+    def write_canonical(self, upserts: Sequence[Any], deletes: Sequence[str]) -> int:
+        from esc.agents.reconcile.memstore_canonical import write_canonical
+
+        return write_canonical(self, upserts, deletes)
+
+    def canonical_ids(self) -> set[str]:
+        from esc.agents.reconcile.model import CANONICAL, CID
+
+        return {str(self.nodes[n].props[CID]) for n in self.by_label.get(CANONICAL, [])}
 
     # -- reads --------------------------------------------------------------------------------------------------
     def count(self, label: str) -> int:

@@ -59,11 +59,24 @@ def superlative(job: Job, op: OpMention) -> Planned:
     job.used_schema.add(ranked_m.start)
     rest = [m for m in job.free() if m.start != ranked_m.start]
     rest.sort(key=lambda m: (m.start < op.start, m.start))  # after the cue first
+    if own_measure is None and op.kind == "recent":
+        own_measure = _named_time(job, focus, rest)
     if own_measure is None:
         own_measure = _own_measure(job, focus, rest, op)
     if own_measure is not None:
         return _ordered(job, focus, own_measure, desc, n, out_attr)
     return _grouped(job, focus, rest, op, desc, n)
+
+
+def _named_time(job: Job, focus: Focus, rest: list[SchemaMention]) -> AttrInfo | None:
+    """"Which contact was updated most recently": a date field of the ranked type the question names."""
+    for m in rest:
+        for e, _ in sorted(m.of("attr").items(), key=lambda kv: -kv[1].score):
+            a = job.vocab.types[e.entity].attrs.get(e.name)
+            if e.entity == focus.entity and a is not None and a.temporal:
+                job.used_schema.add(m.start)
+                return a
+    return None
 
 
 def extreme_value(job: Job, op: OpMention) -> Planned | None:
@@ -186,6 +199,8 @@ def _ordered(job: Job, focus: Focus, measure: AttrInfo, desc: bool, n: int, out:
     tv = nodes[tindex].var
     info = job.vocab.types[target]
     shown = [out[1]] if out is not None else info.display
+    if out is None and measure.temporal and job.r.low(0) == "when":
+        shown = [measure.name]  # "when was the most recent ticket opened": the date is the answer
     if out is None and not measure.temporal and all(info.attrs[p].identifier for p in shown if p in info.attrs):
         shown = [measure.name]  # "the smallest payment": a type named by its id only is answered by the measure
     returns = [ReturnItem(var=tv, prop=p, alias=f"v{i}") for i, p in enumerate(shown)]

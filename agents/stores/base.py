@@ -10,6 +10,7 @@ from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 
 if TYPE_CHECKING:
     from esc.agents.query.plan import PlanRow, QueryPlan
+    from esc.agents.reconcile.model import CanonicalWrite
 
 
 @runtime_checkable
@@ -82,6 +83,17 @@ class GraphStore(ABC):
             seen.add(key)
             out.append(vals)
         return out
+
+    # -- entity resolution (agents/reconcile): canonical entities and their SAME_AS members ------------------------
+    def write_canonical(self, upserts: Sequence[CanonicalWrite], deletes: Sequence[str]) -> int:
+        """Replace the canonical entities ``upserts`` (properties, ``SAME_AS`` edges from their member entities
+        with ``score`` and ``evidence``, ``DERIVED_FROM`` to their members' source records) and delete those of
+        the cluster ids ``deletes``. Idempotent. Returns canonical entities written."""
+        raise NotImplementedError(f"{type(self).__name__} does not store canonical entities")
+
+    def canonical_ids(self) -> set[str]:
+        """Cluster ids of the canonical entities stored (empty when the backend keeps none)."""
+        return set()
 
     @abstractmethod
     def close(self) -> None: ...

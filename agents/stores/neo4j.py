@@ -267,6 +267,54 @@ class Neo4jGraphStore(GraphStore):
         )
         return [SourceRecordRef(**{k: v for k, v in r.items() if v is not None}) for r in rows]
 
+    # -- entity resolution: canonical entities -------------------------------------------------------------------
+    def write_canonical(self, upserts: Sequence[Any], deletes: Sequence[str]) -> int:
+        """Replace canonical entities whole, in one transaction (a reader never sees one half written): delete the
+        old node (and its SAME_AS / DERIVED_FROM edges), create the new one with DERIVED_FROM to its members'
+        source records, then one SAME_AS edge per member with its score and evidence. Labels and keys escaped;
+        values as parameters."""
+        from esc.agents.reconcile.model import CANONICAL, CID, SAME_AS
+
+        canon = self._label(CANONICAL)
+        self.ensure_entity_key(CANONICAL, [CID])
+        statements: list[tuple[str, dict[str, Any]]] = []
+        cids = [*deletes, *(u.cid for u in upserts)]
+        if cids:
+            statements.append((f"UNWIND $rows AS cid MATCH (c:{canon} {{{ident(CID)}: cid}}) DETACH DELETE c", {"rows": cids}))
+        rows = [{"props": to_properties(u.props), "sids": sorted(set(u.sids))} for u in upserts]
+        if rows:
+            statements.append((
+                f"UNWIND $rows AS row CREATE (c:{canon}) SET c = row.props WITH c, row UNWIND row.sids AS sid "
+                f"MATCH (s:{self._sr} {{sid: sid}}) MERGE (c)-[:{DERIVED_FROM}]->(s)", {"rows": rows}))  # fmt: skip
+        groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
+        for u in upserts:
+            for m in u.members:
+                names = tuple(m.key)
+                groups[(m.label, names)].append(
+                    {"cid": u.cid, "key": [m.key[k] for k in names], "score": m.score, "evidence": m.evidence}
+                )
+        for (label, names), params in groups.items():
+            match = ", ".join(f"{ident(k)}: row.key[{i}]" for i, k in enumerate(names))
+            statements.append((
+                f"UNWIND $rows AS row MATCH (c:{canon} {{{ident(CID)}: row.cid}}) MATCH (m:{self._label(label)} "
+                f"{{{match}}}) MERGE (m)-[r:{ident(SAME_AS)}]->(c) SET r.score = row.score, r.evidence = row.evidence",
+                {"rows": params}))  # fmt: skip
+
+        def work(tx: Any) -> None:
+            for query, params in statements:
+                tx.run(query, params).consume()
+
+        if statements:
+            with self._driver.session(database=self._database) as session:
+                session.execute_write(work)
+        return len(upserts)
+
+    def canonical_ids(self) -> set[str]:
+        from esc.agents.reconcile.model import CANONICAL, CID
+
+        rows = self.read(f"MATCH (c:{self._label(CANONICAL)}) RETURN c.{ident(CID)} AS cid")
+        return {str(r["cid"]) for r in rows if r["cid"] is not None}
+
     # -- reads --------------------------------------------------------------------------------------------------
     def count(self, label: str) -> int:
         rows = self.read(f"MATCH (n:{self._label(label)}) RETURN count(n) AS c")

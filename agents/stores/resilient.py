@@ -167,6 +167,12 @@ class ResilientGraphStore(_Lazy, GraphStore):
     def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
         return self._r(self.inner.distinct_values, label, props, limit)
 
+    def write_canonical(self, upserts: Sequence[Any], deletes: Sequence[str]) -> int:
+        return self._w(self.inner.write_canonical, upserts, deletes)  # replaces whole canonical entities: idempotent
+
+    def canonical_ids(self) -> set[str]:
+        return self._w(self.inner.canonical_ids)
+
 
 class ResilientVectorStore(_Lazy, VectorStore):
     """A vector store whose writes wait out an outage (the vector outbox keeps its texts until acknowledged)."""

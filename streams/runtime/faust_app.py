@@ -37,6 +37,7 @@ from esc.agents.pipeline import (
     profile_update,
     scan_update,
 )
+from esc.agents.reconcile.hook import Reconciler
 from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.seen import SeenRecords
 from esc.agents.stores.weaviate import collection_name
@@ -144,9 +145,10 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     outbox = VectorOutbox(state / "vector-outbox.sqlite")  # vectors follow the graph (agents/vector_outbox.py)
 
     def new_ingestor() -> Ingestor:
+        graph = graph_store(settings)
         return Ingestor(
-            graph_store(settings), vector_store(settings), get_embedder(), collection_name(settings.app_id),
-            outbox=outbox,
+            graph, vector_store(settings), get_embedder(), collection_name(settings.app_id),
+            outbox=outbox, reconciler=Reconciler(graph, state / "reconcile-members.sqlite"),
         )
 
     async def replay(sources: set[str]) -> AsyncIterator[list[bytes | RecordEnvelope]]:

@@ -48,6 +48,7 @@ from esc.agents.pipeline import (
     scan_update,
 )
 from esc.agents.query.service import QueryService
+from esc.agents.reconcile.hook import Reconciler
 from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.agents.stores.seen import SeenRecords
@@ -115,7 +116,8 @@ class InProcessRuntime:
         self.log = RecordLog(self.dir / "records")
         saved = self._load_state()
         self.writer = ContractWriter.from_state(saved.get("writer"), contract_id=contract_id)
-        self.ingestor = Ingestor(graph, vectors, embedder, collection or collection_for(contract_id))
+        self.ingestor = Ingestor(graph, vectors, embedder, collection or collection_for(contract_id),
+                                 reconciler=Reconciler(graph, self.dir / "reconcile-members.sqlite"))  # fmt: skip
         self.worker = ExtractionWorker(self.ingestor, self.log.replay, state_path=self.dir / "extraction.json")
         self.seen = SeenRecords(self.dir / "seen.sqlite")  # records already profiled: re-deliveries count once
         self._observed: list[tuple[bytes, bytes]] = []  # remembered as seen once the writer's state is saved

@@ -364,5 +364,16 @@ class EmbeddedGraphStore(GraphStore):
             out.append(PlanRow(values=decode_row(compiled, r), citations=citations))
         return out
 
+    def write_canonical(self, upserts: Sequence[Any], deletes: Sequence[str]) -> int:
+        """Canonical entities of entity resolution (agents/stores/embedded/canonical.py)."""
+        from esc.agents.stores.embedded.canonical import write_canonical
+
+        return write_canonical(self._db, upserts, deletes)
+
+    def canonical_ids(self) -> set[str]:
+        from esc.agents.stores.embedded.canonical import canonical_ids
+
+        return canonical_ids(self._db)
+
     def close(self) -> None:
         self._db.close()
