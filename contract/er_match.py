@@ -86,7 +86,7 @@ def norm_phone(v: Any) -> str | None:
         if phonenumbers is not None:
             try:
                 return str(phonenumbers.parse("+" + (digits[2:] if s.startswith("00") else digits)).national_number)
-            except Exception:
+            except phonenumbers.NumberParseException:  # not a number phonenumbers knows: keep the digits
                 pass
         return "+" + (digits[2:] if s.startswith("00") else digits)
     return digits.lstrip("0")
