@@ -22,8 +22,10 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from esc.agents import metrics
+from esc.agents.chunk_graph import chunk_store
 from esc.agents.embedding import Embedder
 from esc.agents.extractors import Plan, plan
+from esc.agents.mention_linker import LinkResult, MentionLinker
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.agents.text_writer import TextWriter
 from esc.agents.types import SourceRecordRef, TextObject
@@ -122,7 +124,14 @@ class Ingestor:
         self.outbox = outbox
         self.ingested: set[str] = set()  # sources written at least once (what a backfill may need to replay)
         self._keys: set[tuple[str, tuple[str, ...]]] = set()
+        self._seen_contract: Contract | None = None
         self.text_writer = TextWriter(vectors, embedder, collection, embed_batch)
+        self.linker = MentionLinker()
+
+    def link_mentions(self, every: float = 0.0) -> LinkResult:
+        """Link every chunk in the graph to the entities it mentions under the current contract (agents/
+        mention_linker.py); the runtimes call it when their queues are drained (``every``: at most that often)."""
+        return self.linker.sync(self.graph, self.contract or self._seen_contract, every)
 
     def use(self, contract: Contract) -> None:
         """Apply ``contract`` to every later batch that does not pass its own."""
@@ -153,6 +162,8 @@ class Ingestor:
                 continue
             out.envelopes.append(env)
         contract = contract or self.contract
+        if contract is not None and (self._seen_contract is None or contract.version >= self._seen_contract.version):
+            self._seen_contract = contract
         if out.envelopes and contract is not None:
             out.contract_version = contract.version
             out.plan = plan(out.envelopes, contract)
@@ -210,6 +221,9 @@ class Ingestor:
             metrics.BATCH_LATENCY.labels("neo4j").observe(time.perf_counter() - t0)
         if p.texts:  # its latency is observed by the TextWriter (inline or behind the outbox), not the queueing
             result.texts = self._write_texts(p.texts)
+            chunks = chunk_store(self.graph)
+            if chunks is not None:  # the chunks in the graph too: mentions link them to entities
+                chunks.upsert_chunks(p.texts)
         result.sources = set(p.sources)
         self.ingested |= p.sources
 
@@ -223,7 +237,10 @@ class Ingestor:
         if not refs:
             return 0
         n = self.graph.retract_source_records(refs)
+        chunks = chunk_store(self.graph)
         for source, ids in _by_source(refs).items():
+            if chunks is not None:
+                chunks.delete_chunks(source, ids)
             if self.outbox is not None:
                 self.outbox.put_delete(source, ids)
             else:

@@ -301,6 +301,7 @@ class InProcessRuntime:
             if self.worker.idle() and self.bus.pending() == 0:
                 break
             await asyncio.sleep(0.02)
+        self.worker.ingestor.link_mentions()  # chunks -> the entities they mention (agents/mention_linker.py)
         self.summary.backfilled = self.worker.backfilled
         self.summary.deferred = len(self.worker.deferred)
 
