@@ -28,7 +28,7 @@ from esc.agents.query.cypher import compile_plan
 from esc.agents.query.grounding import Grounding
 from esc.agents.query.interpret import Abstain, Interpreter
 from esc.agents.query.llm_planner import LLMPlanner
-from esc.agents.query.retrieval import Evidence, RowIndex, Scope, retrieve
+from esc.agents.query.retrieval import Evidence, RowIndex, Scope, Unit, retrieve
 from esc.agents.query.validate import problems
 from esc.agents.query.vector import answer_from_hits, content_words, search
 from esc.agents.stores.base import GraphStore, VectorStore
@@ -106,7 +106,7 @@ class QueryAgent:
         return cached[1]
 
     def retrieve(
-        self, question: str, k: int = 5, scope: Scope | None = None, pool: int = 50
+        self, question: str, k: int = 5, scope: Scope | None = None, pool: int = 50, unit: Unit = "record"
     ) -> list[Evidence]:
         """Schema-routed evidence for a question: matching rows, routed sources, vector hits, fused
         (agents/query/retrieval.py). ``scope`` limits every signal to some (source, file) pairs; ``pool`` is how
@@ -115,7 +115,7 @@ class QueryAgent:
         if not q:
             return []
         return retrieve(
-            q, self.row_index(), self.vectors, self.embedder, self.collection, k=k, scope=scope, pool=pool
+            q, self.row_index(), self.vectors, self.embedder, self.collection, k=k, scope=scope, pool=pool, unit=unit
         )
 
     # -- asking -----------------------------------------------------------------------------------------------
