@@ -63,7 +63,8 @@ class ChunkStore(Protocol):
         """Every chunk, by id, ``limit`` at a time after ``after`` (lexical indexes read them)."""
 
     def mentioning(self, label: str, key: str, limit: int) -> list[dict[str, Any]]:
-        """Chunks that mention one entity: the chunk's fields plus ``start``, ``end``, ``surface``, ``score``."""
+        """Chunks that mention one entity: the chunk's fields (``start``: the chunk's offset in its text) plus the
+        mention's ``m_start``, ``m_end`` (offsets in the chunk), ``surface``, ``score``; best score first."""
 
     def mentions_in(self, chunk_ids: Sequence[str]) -> list[MentionWrite]:
         """The mentions of these chunks."""

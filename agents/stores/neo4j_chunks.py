@@ -106,7 +106,7 @@ class Neo4jChunks:
         out = []
         for r in rows:
             c, m = r["c"], r["m"]
-            out.append({**{f: c.get(f) for f in _FIELDS}, "start": m.get("start"), "end": m.get("end"),
+            out.append({**{f: c.get(f) for f in _FIELDS}, "m_start": m.get("start"), "m_end": m.get("end"),
                         "surface": m.get("surface"), "score": m.get("score")})  # fmt: skip
         return out
 

@@ -123,7 +123,7 @@ class ChunkTables:
         cols = ", ".join(f"c.{c}" for c in _COLS)
         with self._db.read() as con:
             cur = con.execute(
-                f"SELECT {cols}, m.start, m.\"end\", m.surface, m.score FROM mentions m JOIN chunks c ON c.id = m.chunk_id "
+                f"SELECT {cols}, m.start AS m_start, m.\"end\" AS m_end, m.surface, m.score FROM mentions m JOIN chunks c ON c.id = m.chunk_id "
                 "JOIN entities e ON e.eid = m.eid WHERE m.eid = ? ORDER BY m.score DESC, c.source, c.record_id, c.chunk_index, m.start LIMIT ?",
                 [entity_id(label, json.loads(key)), int(limit)],
             )

@@ -46,6 +46,7 @@ FILLER = ["The meeting ran over by twenty minutes.", "Minutes were circulated th
           "Nothing else was decided.", "The budget review moves to next quarter.", "Coffee was, again, cold.",
           "A follow-up call is pencilled in.", "Everyone agreed the timeline was tight.",
           "The slides are in the shared folder."]
+STATED: dict[tuple[object, str], object] = {}
 EXTRA_FACTS = ("shoe size", "badge number")  # in no table: a query-scoped extension can read them from the notes
 
 
@@ -91,6 +92,7 @@ def write_note(rng: random.Random, folks: list[dict[str, object]], n: int, facts
                questions: list[dict[str, object]]) -> Note:  # fmt: skip
     note = Note()
     note.add(f"# Note {n}\n\n")
+    stated: dict[tuple[object, str], object] = STATED
     shown = rng.sample(folks, rng.randint(1, 3))
     by_last: dict[object, int] = {}
     for p in folks:
@@ -123,6 +125,7 @@ def write_note(rng: random.Random, folks: list[dict[str, object]], n: int, facts
                                        ("birth year", p["birth_year"] or rng.randint(1960, 1999)),
                                        ("city", p["city"]), *[(f, rng.randint(30, 48) if f == "shoe size" else
                                                               rng.randint(1000, 9999)) for f in EXTRA_FACTS]])  # fmt: skip
+            value = stated.setdefault((p["person_id"], str(field)), value)  # one value per person and field
             note.add("For the record, the " + str(field) + " of ")
             note.mention(f"{first} {last}", "people", key)
             note.add(f" is {value}. ")
@@ -130,7 +133,7 @@ def write_note(rng: random.Random, folks: list[dict[str, object]], n: int, facts
             known = column in p and str(p[column]) != ""
             facts.append({"note": f"notes/note_{n:03d}.md", "key": key, "field": field, "value": value,
                           "in_table": known})  # fmt: skip
-            if not known:
+            if not known and not any(q["question"] == f"What is the {field} of {first} {last}?" for q in questions):
                 questions.append({"question": f"What is the {field} of {first} {last}?", "answer": value,
                                   "source": f"notes/note_{n:03d}.md"})  # fmt: skip
     if rng.random() < 0.5:

@@ -60,7 +60,7 @@ def test_mentioning_lists_the_chunks_that_name_an_entity(mentions_pack: Ingested
     label = mentions_pack.label("people")
     rows = mentions_pack.graph.mentioning(label, json.dumps(m["key"], sort_keys=True), 50)
     assert any(r["file"] == note for r in rows)
-    assert all({"start", "end", "surface", "score", "text"} <= set(r) for r in rows)
+    assert all({"m_start", "m_end", "surface", "score", "text", "start"} <= set(r) for r in rows)
 
 
 def test_ambiguous_surfaces_are_resolved_by_the_text_or_split() -> None:
