@@ -185,7 +185,7 @@ class ProseRoute:
         conf = FACT_CONFIDENCE * (len(chosen) / len(found)) * min(1.0, fact.score)
         return Answer(answer=value, citations=cites, route="vector", confidence=round(conf, 3),
                       contract_version=self.g.version, extension=extension,
-                      text=f"From the text (a candidate value, not in the data): {fact.sentence}")  # fmt: skip
+                      text=f"{value} (a candidate read from the text, not in the data: \"{fact.sentence}\")")  # fmt: skip
 
     def _passages(self, ents: list[Mention], rows_by_entity: dict[Any, list[dict[str, Any]]], version: int) -> Answer:
         picked: list[tuple[float, str, Citation]] = []
