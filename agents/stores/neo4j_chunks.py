@@ -99,7 +99,7 @@ class Neo4jChunks:
         names = sorted(k)
         match = ", ".join(f"{ident(n)}: $k[{i}]" for i, n in enumerate(names))
         rows = self._run(
-            f"MATCH (c:{self._chunk()})-[m:{MENTIONS}]->(e:{self._label(label)} {{{match}}}) RETURN c, m "
+            f"MATCH (c:{self._chunk()})-[m:{MENTIONS}]->(e:{self._label(label)} {{{match}}}) RETURN c, properties(m) AS m "
             "ORDER BY m.score DESC, c.source, c.record_id, c.chunk_index, m.start LIMIT $n",
             k=[k[n] for n in names], n=int(limit),
         )
@@ -115,7 +115,7 @@ class Neo4jChunks:
             return []
         rows = self._run(
             f"MATCH (c:{self._chunk()})-[m:{MENTIONS}]->(e) WHERE c.id IN $ids "
-            "RETURN c.id AS c, m ORDER BY c, m.start",
+            "RETURN c.id AS c, properties(m) AS m ORDER BY c, m.start",
             ids=list(chunk_ids),
         )
         return [MentionWrite(chunk_id=r["c"], label=str(r["m"].get("label") or ""), key=str(r["m"].get("key") or ""), start=r["m"]["start"],

@@ -98,6 +98,7 @@ class ChunkTables:
             "surface": [m.surface for m in seen.values()], "score": pa.array([m.score for m in seen.values()], pa.float64()),
             "field": [m.field for m in seen.values()], "value": [m.value for m in seen.values()],
         })  # fmt: skip
+        written = 0
         with self._db.write() as con:
             con.execute("DELETE FROM mentions WHERE list_contains(?, chunk_id)", [ids])
             con.execute("UPDATE chunks SET linked = ? WHERE list_contains(?, id)", [fingerprint, ids])
@@ -105,11 +106,12 @@ class ChunkTables:
                 con.register("esc_mentions", table)
                 try:
                     # a mention of an entity the graph does not hold (any more) is not written
-                    con.execute("INSERT INTO mentions SELECT m.* FROM esc_mentions m JOIN chunks c ON c.id = m.chunk_id "
-                                "WHERE EXISTS (SELECT 1 FROM entities e WHERE e.eid = m.eid AND NOT e.stub)")  # fmt: skip
+                    row = con.execute("INSERT INTO mentions SELECT m.* FROM esc_mentions m JOIN chunks c ON c.id = m.chunk_id "
+                                      "WHERE EXISTS (SELECT 1 FROM entities e WHERE e.eid = m.eid AND NOT e.stub)").fetchone()  # fmt: skip
+                    written = int(row[0]) if row else 0
                 finally:
                     con.unregister("esc_mentions")
-        return len(seen)
+        return written
 
     def chunk_rows(self, after: str, limit: int) -> list[ChunkRow]:
         with self._db.read() as con:
