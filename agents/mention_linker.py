@@ -58,6 +58,8 @@ class MentionLinker:
         if store is None or contract is None or time.monotonic() - self._synced < every:
             return result
         self._synced = time.monotonic()
+        if not store.chunk_rows("", 1):
+            return result  # no prose at all: no dictionary to build
         t0 = time.perf_counter()
         automaton, fp = self.dictionary(graph, contract)
         result.fingerprint = fp

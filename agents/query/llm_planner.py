@@ -115,6 +115,8 @@ class LLMPlanner:
                 scoped = scoped_extension(grounding.contract, reply["extend"])
                 if isinstance(scoped, ScopedExtension):
                     extension = scoped
+                    log.info("query-scoped extension (LLM): %s for %r; reverted after the question",
+                             scoped.summary(), question[:200])  # fmt: skip
                     grounding = Grounding(scoped.contract, graph)  # this question only; the agent's stays as it is
                     extended = {"tool_result": {"extended": scoped.summary()}}
                     messages.append({"role": "user", "content": json.dumps(extended, default=str)})
