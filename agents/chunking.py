@@ -208,6 +208,7 @@ def chunk_tokens(
                                  size, max_tokens)  # fmt: skip
     chunks: list[Chunk] = []
     prev_start = 0
+    outline = _Outline(text)
     for index, (start, end) in enumerate(pieces):
         begin = start
         if index and overlap_tokens and not _HEADING.match(text, start):  # a new section needs no overlap
@@ -215,7 +216,7 @@ def chunk_tokens(
             lo = max(starts[i] if i < len(starts) else start, prev_start + 1)
             begin = _unit_start(text, lo, start) if lo < start else start
         chunks.append(Chunk(text=text[begin:end], start=begin, end=end, index=index,
-                            context=context_at(text, begin, counter)))  # fmt: skip
+                            context=context_at(text, begin, counter, outline=outline)))  # fmt: skip
         prev_start = start
     return chunks
 
@@ -247,47 +248,54 @@ def _unit_start(text: str, lo: int, start: int) -> int:
     return _overlap_start(text, lo, start)
 
 
-def context_at(text: str, start: int, counter: TokenCounter | None = None, limit: int = CONTEXT_TOKENS) -> str:
+class _Outline:
+    """Where a text's headings and pipe tables are, found once per text (a chunk's context is looked up in it)."""
+
+    def __init__(self, text: str) -> None:
+        self.headings = [(m.start(), len(m.group(1)), m.group(2).strip()) for m in _HEADING_LINE.finditer(text)]
+        self.heading_starts = [h[0] for h in self.headings]
+        self.tables: list[tuple[int, int, str]] = []  # (start, end, header) of each run of table lines
+        for m in _TABLE_BLOCK.finditer(text):
+            lines = m.group(0).splitlines()
+            header = lines[0].strip()
+            if len(lines) > 1 and re.fullmatch(r"\|[\s:|-]+\|", lines[1].strip()):
+                header = f"{header}\n{lines[1].strip()}"
+            self.tables.append((m.start(), m.end(), header))
+        self.table_starts = [t[0] for t in self.tables]
+
+    def path(self, start: int) -> str:
+        path: list[tuple[int, str]] = []
+        for _, level, title in self.headings[: bisect.bisect_left(self.heading_starts, start)]:
+            path = [p for p in path if p[0] < level]
+            path.append((level, title))
+        return " > ".join(t for _, t in path)
+
+    def table_header(self, start: int) -> str:
+        i = bisect.bisect_right(self.table_starts, start) - 1
+        if i < 0:
+            return ""
+        t_start, t_end, header = self.tables[i]
+        first_end = t_start + len(header.split("\n", 1)[0])
+        return header if first_end < start < t_end else ""
+
+
+_TABLE_BLOCK = re.compile(r"(?:^[ \t]*\|.*\|[ \t]*(?:\n|$))+", re.MULTILINE)
+
+
+def context_at(text: str, start: int, counter: TokenCounter | None = None, limit: int = CONTEXT_TOKENS,
+               outline: _Outline | None = None) -> str:  # fmt: skip
     """What a chunk starting at ``start`` needs from before it: the markdown headings it sits under (outermost
-    first, joined by " > ") and, when it starts inside a pipe table, the table's header row; at most ``limit``
-    word pieces (the innermost heading and the header row are kept first)."""
+    first, joined by " > ") and, when it starts inside a pipe table (after its header row), the table's header row;
+    at most ``limit`` word pieces (outer headings go first)."""
     if start <= 0:
         return ""
-    before = text[:start]
-    path: list[tuple[int, str]] = []
-    for m in _HEADING_LINE.finditer(before):
-        level = len(m.group(1))
-        path = [p for p in path if p[0] < level]
-        path.append((level, m.group(2).strip()))
-    parts = [" > ".join(t for _, t in path)] if path else []
-    line_start = text.rfind("\n", 0, start) + 1
-    if _TABLE_LINE.match(text, line_start) or (start > 0 and _TABLE_LINE.match(text, text.rfind("\n", 0, start - 1) + 1)):
-        header = _table_header(text, line_start)
-        if header:
-            parts.append(header)
+    outline = outline or _Outline(text)
+    parts = [outline.path(start), outline.table_header(start)]
     context = "\n".join(p for p in parts if p)
     counter = counter or default_counter()
     while context and counter.count(context) > limit:
         context = context[context.find(" > ") + 3 :] if " > " in context else context[: len(context) * 3 // 4]
     return context
-
-
-def _table_header(text: str, line_start: int) -> str:
-    """The first line of the pipe table holding the line at ``line_start`` (and its ``|---|`` rule), unless the
-    chunk starts with it."""
-    first = line_start
-    while first > 0:
-        prev = text.rfind("\n", 0, first - 1) + 1
-        if not _TABLE_LINE.match(text, prev):
-            break
-        first = prev
-    if first == line_start:
-        return ""
-    end = text.find("\n", first)
-    header = text[first : end if end >= 0 else len(text)].strip()
-    rule_end = text.find("\n", end + 1) if end >= 0 else -1
-    rule = text[end + 1 : rule_end if rule_end >= 0 else len(text)].strip() if end >= 0 else ""
-    return f"{header}\n{rule}" if re.fullmatch(r"\|[\s:|-]+\|", rule) and end + 1 < line_start else header
 
 
 def chunk_for_embedding(text: str, field: str | None = None, counter: TokenCounter | None = None) -> list[Chunk]:

@@ -61,9 +61,11 @@ class Mention:
     candidates: int = 1  # how many entities the surface could name
 
 
-def fold(text: str) -> tuple[str, list[int]]:
+def fold(text: str) -> tuple[str, Sequence[int]]:
     """Case- and accent-folded text and, per folded character, the index of the original character it came from.
     "Müller" -> "muller"; "ß" -> "ss" (two folded characters pointing at one original)."""
+    if text.isascii():  # the common case, at C speed: one character each, in place
+        return text.lower(), range(len(text))  # type: ignore[return-value]
     out: list[str] = []
     where: list[int] = []
     for i, ch in enumerate(text):
