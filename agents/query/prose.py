@@ -204,8 +204,10 @@ class ProseRoute:
             names = ", ".join(repr(m.surface) for m in ents)
             return Answer.abstain(f"no text mentions {names}", version)
         picked.sort(key=lambda x: (-x[0], x[2].source, x[2].record_id, x[2].location))
-        seen: set[str] = set()
-        out = [(s, c) for _, s, c in picked if not (s in seen or seen.add(s))][:MAX_SENTENCES]  # type: ignore[func-returns-value]
+        out: list[tuple[str, Citation]] = []
+        for _, sentence, cite in picked:
+            if len(out) < MAX_SENTENCES and all(sentence != s for s, _ in out):
+                out.append((sentence, cite))
         top = picked[0][0]
         return Answer(answer=[s for s, _ in out], citations=_unique([c for _, c in out]), route="vector",
                       confidence=round(min(PASSAGE_CONFIDENCE, PASSAGE_CONFIDENCE * top), 3),
