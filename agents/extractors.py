@@ -12,8 +12,9 @@ Per envelope of source ``S`` (see :func:`plan`):
   one nesting edge ``(parent)-[:HAS_...]->(child)`` per child record, the parent found from the envelope's parent
   link (or, for pushed children, from the nesting fields).
 * Texts: long text fields (physical ``text``, or ``free_text`` strings of 200+ characters, and the text of
-  text/markdown/PDF documents) chunked at 8,000 characters with 500 overlap, one object per chunk with a
-  deterministic id, pointing back at the entity and the source record.
+  text/markdown/PDF documents) chunked to the embedder's window (``agents.chunking.chunk_for_embedding``: at most
+  224 word pieces plus a short context, 32 overlapping), one object per chunk with a deterministic id, pointing
+  back at the entity and the source record.
 * ``deleted`` envelopes -> ``retractions`` (one record) or ``file_retractions`` (no record id: the whole file).
 
 Everything written carries ``contract.version``.
@@ -28,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from esc.agents.chunking import chunk_text
+from esc.agents.chunking import chunk_for_embedding
 from esc.agents.coerce import CoercionError, coerce, coerce_lenient
 from esc.agents.stores.weaviate_ids import object_id
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject, build
@@ -39,8 +40,6 @@ from esc.contract.semantic import is_text
 from esc.streams.events import DeadLetter, RecordEnvelope
 
 RECORD_KEY = "_record_id"
-CHUNK_SIZE = 8000
-CHUNK_OVERLAP = 500
 DOCUMENT_FORMATS = frozenset({"text", "markdown", "pdf"})
 PENDING = "pending"
 """``key_evidence`` marker the contract agent sets on a source whose key and links are not settled yet."""
@@ -357,12 +356,15 @@ def _texts(
             continue
         if entity_key is None:
             entity_key = json.dumps(key, sort_keys=True, default=str)
-        for chunk in chunk_text(value, CHUNK_SIZE, CHUNK_OVERLAP):
+        for chunk in chunk_for_embedding(value, None if sp.document else name):
             out.append(
                 build(
                     TextObject,
                     object_id=object_id(env.source, prov.record_id, name, str(chunk.index)),
                     text=chunk.text,
+                    context=chunk.context,
+                    field=name,
+                    start=chunk.start,
                     provenance=prov,
                     chunk_index=chunk.index,
                     entity_label=sp.label,

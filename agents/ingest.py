@@ -22,8 +22,10 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from esc.agents import metrics
+from esc.agents.chunk_graph import chunk_store
 from esc.agents.embedding import Embedder
 from esc.agents.extractors import Plan, plan
+from esc.agents.mention_linker import LinkResult, MentionLinker
 from esc.agents.reconcile.hook import Reconciler
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.agents.text_writer import TextWriter
@@ -125,8 +127,15 @@ class Ingestor:
         self.outbox = outbox
         self.ingested: set[str] = set()  # sources written at least once (what a backfill may need to replay)
         self._keys: set[tuple[str, tuple[str, ...]]] = set()
+        self._seen_contract: Contract | None = None
         self.text_writer = TextWriter(vectors, embedder, collection, embed_batch)
         self.reconciler = reconciler  # entity resolution over what is written and retracted (agents/reconcile)
+        self.linker = MentionLinker()
+
+    def link_mentions(self, every: float = 0.0) -> LinkResult:
+        """Link every chunk in the graph to the entities it mentions under the current contract (agents/
+        mention_linker.py); the runtimes call it when their queues are drained (``every``: at most that often)."""
+        return self.linker.sync(self.graph, self.contract or self._seen_contract, every)
 
     def use(self, contract: Contract) -> None:
         """Apply ``contract`` to every later batch that does not pass its own."""
@@ -159,6 +168,8 @@ class Ingestor:
                 continue
             out.envelopes.append(env)
         contract = contract or self.contract
+        if contract is not None and (self._seen_contract is None or contract.version >= self._seen_contract.version):
+            self._seen_contract = contract
         if out.envelopes and contract is not None:
             out.contract_version = contract.version
             out.contract = contract
@@ -221,6 +232,9 @@ class Ingestor:
                 self.reconciler.on_written(p.entities)
         if p.texts:  # its latency is observed by the TextWriter (inline or behind the outbox), not the queueing
             result.texts = self._write_texts(p.texts)
+            chunks = chunk_store(self.graph)
+            if chunks is not None:  # the chunks in the graph too: mentions link them to entities
+                chunks.upsert_chunks(p.texts)
         result.sources = set(p.sources)
         self.ingested |= p.sources
 
@@ -236,7 +250,10 @@ class Ingestor:
         n = self.graph.retract_source_records(refs)
         if self.reconciler is not None:
             self.reconciler.on_retracted(refs)
+        chunks = chunk_store(self.graph)
         for source, ids in _by_source(refs).items():
+            if chunks is not None:
+                chunks.delete_chunks(source, ids)
             if self.outbox is not None:
                 self.outbox.put_delete(source, ids)
             else:

@@ -8,7 +8,15 @@ catalog are repaired or dropped and reported (FieldValidity), and nothing existi
 The LLM never blocks the deterministic contract: a missing configuration turns it off, and a failure (timeout,
 HTTP error, server down, non-JSON answer) is recorded in the outcome while the contract so far is kept.
 
-Configuration (``esc.settings``): ``ESC_LLM_BASE_URL`` (empty = off), ``ESC_LLM_MODEL``, ``ESC_LLM_API_KEY``.
+Configuration (``esc.settings``): ``ESC_LLM_BASE_URL`` (empty = off), ``ESC_LLM_MODEL``, ``ESC_LLM_API_KEY``;
+``ESC_LLM_TIMEOUT``, ``ESC_LLM_RETRIES``, ``ESC_LLM_MAX_CALLS``, ``ESC_LLM_DEADLINE`` bound the calls
+(``agents.llm_client``).
+
+What a discovery call sends: a system message (the closed-world rules), then one user message with the task, the
+answer's JSON shape, the field catalog (per field: id, source, name, type, semantic type, null rate, distinct count
+and three example values cut to 60 characters; at most 600 fields) and the schema so far (sources with record
+counts and keys, entity types, relationships). Two calls per run (discovery, validation), ``temperature`` 0,
+``response_format`` JSON object where the server takes it.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from esc.agents.llm_client import LLMBudgetExceeded, LLMSession
 from esc.contract.model import Contract
 from esc.contract.proposals import ProposalFormatError, ValidationReport, apply_proposal, parse_proposal
 
@@ -68,6 +77,14 @@ class SettingsLike(Protocol):
     def llm_model(self) -> str: ...
     @property
     def llm_api_key(self) -> str: ...
+    @property
+    def llm_timeout(self) -> float: ...
+    @property
+    def llm_retries(self) -> int: ...
+    @property
+    def llm_max_calls(self) -> int: ...
+    @property
+    def llm_deadline(self) -> float: ...
 
 
 @dataclass(frozen=True)
@@ -75,20 +92,35 @@ class LLMConfig:
     base_url: str
     model: str
     api_key: str = "none"
-    timeout: float = 120.0
-    max_retries: int = 1
+    timeout: float = 60.0  # ESC_LLM_TIMEOUT: one request
+    max_retries: int = 2  # ESC_LLM_RETRIES: of one request (timeouts, connection errors, 408/409/429/5xx)
     temperature: float = 0.0
+    max_calls: int = 12  # ESC_LLM_MAX_CALLS: chat calls per operation (a discovery run, a question)
+    deadline: float = 300.0  # ESC_LLM_DEADLINE: seconds per operation
+
+    def client(self) -> Any:
+        import openai
+
+        return openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout,
+                             max_retries=self.max_retries)  # fmt: skip
+
+    def session(self, client: Any) -> LLMSession:
+        return LLMSession(client, self.model, self.temperature, self.timeout, self.max_calls, self.deadline)
 
 
-def config_from_settings(settings: SettingsLike, timeout: float = 120.0) -> LLMConfig | None:
-    """The LLM configuration, or None when ``ESC_LLM_BASE_URL`` is empty (LLM off)."""
+def config_from_settings(settings: SettingsLike, timeout: float | None = None) -> LLMConfig | None:
+    """The LLM configuration, or None when ``ESC_LLM_BASE_URL`` is empty (LLM off). Limits from ``ESC_LLM_TIMEOUT``,
+    ``ESC_LLM_RETRIES``, ``ESC_LLM_MAX_CALLS`` and ``ESC_LLM_DEADLINE`` (``agents/llm_client.py``)."""
     if not settings.llm_base_url.strip():
         return None
     return LLMConfig(
         base_url=settings.llm_base_url.strip(),
         model=settings.llm_model,
         api_key=settings.llm_api_key or "none",
-        timeout=timeout,
+        timeout=timeout if timeout is not None else settings.llm_timeout,
+        max_retries=settings.llm_retries,
+        max_calls=settings.llm_max_calls,
+        deadline=settings.llm_deadline,
     )
 
 
@@ -198,39 +230,20 @@ class LLMDiscovery:
 
     def __init__(self, config: LLMConfig, client: Any | None = None) -> None:
         self.config = config
-        if client is None:
-            import openai
-
-            client = openai.OpenAI(
-                base_url=config.base_url,
-                api_key=config.api_key,
-                timeout=config.timeout,
-                max_retries=config.max_retries,
-            )
-        self._client = client
+        self._client = client if client is not None else config.client()
+        self._session = config.session(self._client)
 
     def _ask(self, messages: list[dict[str, str]]) -> str:
-        import openai
-
-        kwargs: dict[str, Any] = {
-            "model": self.config.model,
-            "messages": messages,
-            "temperature": self.config.temperature,
-        }
-        try:
-            response = self._client.chat.completions.create(**kwargs, response_format={"type": "json_object"})
-        except openai.BadRequestError:  # some compatible servers do not support response_format
-            response = self._client.chat.completions.create(**kwargs)
-        content = response.choices[0].message.content if response.choices else None
-        if not content:
-            raise ValueError("empty answer")
-        return str(content)
+        return self._session.chat(messages, json_mode=True)
 
     def run_pass(self, name: str, contract: Contract, task: str) -> tuple[Contract, PassResult]:
         started = time.perf_counter()
         try:
             answer = self._ask(build_messages(contract, task))
             proposal, problems = parse_proposal(extract_json(answer))
+        except LLMBudgetExceeded as exc:
+            return contract, PassResult(name=name, ok=False, seconds=time.perf_counter() - started,
+                                        error=f"budget: {exc}")  # fmt: skip
         except (json.JSONDecodeError, ProposalFormatError, ValueError) as exc:
             return contract, PassResult(
                 name=name, ok=False, seconds=time.perf_counter() - started, error=f"unusable answer: {exc}"
@@ -252,7 +265,9 @@ class LLMDiscovery:
         )
 
     def discover(self, contract: Contract) -> LLMOutcome:
-        """Pass 1 (discovery) then pass 2 (add-only validation). Returns the extended contract and what happened."""
+        """Pass 1 (discovery) then pass 2 (add-only validation). Returns the extended contract and what happened.
+        One run is one operation for the call budget and the deadline."""
+        self._session = self.config.session(self._client)
         current, first = self.run_pass("discover", contract, _DISCOVER)
         if not first.ok and not first.error.startswith("unusable answer"):
             skipped = PassResult(

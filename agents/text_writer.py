@@ -13,6 +13,11 @@ from esc.agents.stores.base import DeletesByRecord, VectorStore
 from esc.agents.types import TextObject
 
 
+def embedding_input(text: TextObject) -> str:
+    """What the embedder reads for a chunk: its context (headings, table header, field) in front of its text."""
+    return f"{text.context}\n{text.text}" if text.context else text.text
+
+
 class TextWriter:
     """Embeds and upserts text chunks into one collection. Not thread-safe: one per writer."""
 
@@ -39,7 +44,7 @@ class TextWriter:
             self.delete(source, sorted(ids))
         for i in range(0, len(texts), self.embed_batch):
             part = texts[i : i + self.embed_batch]
-            attach_vectors(part, self.embedder.embed([t.text for t in part]))
+            attach_vectors(part, self.embedder.embed([embedding_input(t) for t in part]))
         written = self.vectors.upsert(self.collection, texts)
         metrics.BATCH_LATENCY.labels("weaviate").observe(time.perf_counter() - t0)
         return written

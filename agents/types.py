@@ -65,3 +65,6 @@ class TextObject(BaseModel):
     entity_key: str | None = None  # JSON of the key dict
     contract_version: int = 0
     vector: list[float] | None = None
+    context: str = ""  # headings / table header / field name embedded in front of the text (agents/chunking.py)
+    field: str = ""  # the text field the chunk comes from
+    start: int = 0  # character offset of the chunk in that field's value

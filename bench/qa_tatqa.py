@@ -15,7 +15,15 @@ piece of evidence with their texts joined), so top-5 means five records for both
 Scopes, the same for both: ``corpus`` (all 80 contexts) and ``context`` (only the question's own table and doc,
 as TAT-QA poses its questions; the filter is applied to both methods' candidates).
 
-Evidence recall@5: the gold answer appears in the text of the top-5 evidence: spans by normalised string match
+Paragraph recall@5 (the issue's measure): the share of the paragraphs that hold the answer (``rel_paragraphs``)
+found in the top-5 evidence when one piece of evidence is one chunk or one table row (``unit="chunk"``) for both
+methods. A paragraph counts as found when a retrieved chunk overlaps it by at least half of the paragraph or half of
+the chunk (a whole-document chunk holds every paragraph: the characters of evidence per question are printed beside,
+since with 8,000-character chunks the evidence is whole documents). Questions without a relevant paragraph (answers
+from the table only) are not counted. ``--chunks both`` runs it with today's token chunks and with the old
+8,000-character chunks (500 overlap, the text cut at 256 word pieces by the embedder as it always was).
+
+Evidence recall@5 (answer in evidence): the gold answer appears in the text of the top-5 evidence: spans by normalised string match
 (every span of a multi-span answer), numbers (arithmetic/count, numeric spans) by value, also at the scale's
 magnitude (``scale`` thousand/million/billion) and with the sign dropped (tables show negatives in parentheses).
 Arithmetic answers are computed, so they rarely appear verbatim in any evidence; the report splits by type.
@@ -24,16 +32,18 @@ Arithmetic answers are computed, so they rarely appear verbatim in any evidence;
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePath
 from typing import Any
 
+from esc.agents.chunking import Chunk, chunk_text
 from esc.agents.embedding import Embedder, get_embedder
 from esc.agents.ingest import Ingestor
 from esc.agents.query.agent import QueryAgent
@@ -46,66 +56,8 @@ from esc.streams.discover import discover
 from esc.streams.events import envelope_for
 from esc.streams.readers import read, scan_with_errors
 
-SCALES = {"": 1.0, "thousand": 1e3, "million": 1e6, "billion": 1e9, "percent": 1.0}
-_NUM = re.compile(r"\(?-?\$?\s?\d[\d,]*(?:\.\d+)?%?\)?")
-
-
-def _norm(text: str) -> str:
-    text = str(text).casefold().replace("’", "'").replace("–", "-").replace("—", "-")
-    return " ".join(re.sub(r"[^\w%.\-']+", " ", text).split())
-
-
-def _number(text: str) -> float | None:
-    t = str(text).strip()
-    neg = (t.startswith("(") and t.endswith(")")) or t.startswith("-")
-    digits = re.sub(r"[^\d.]", "", t)
-    if not digits or digits.count(".") > 1 or not any(c.isdigit() for c in digits):
-        return None
-    try:
-        value = float(digits.strip("."))
-    except ValueError:
-        return None
-    return -value if neg else value
-
-
-def numbers_in(text: str) -> set[float]:
-    out = set()
-    for m in _NUM.finditer(text):
-        n = _number(m.group(0))
-        if n is not None:
-            out.add(round(abs(n), 4))
-    return out
-
-
-def _num_found(gold: float, scale: str, found: set[float]) -> bool:
-    targets = {abs(gold), abs(gold) * SCALES.get(scale, 1.0)}
-    return any(
-        abs(t - f) <= max(1e-6, 5e-4 * abs(t)) or round(t, 2) == round(f, 2) for t in targets for f in found
-    )
-
-
-def answer_in(q: dict[str, Any], texts: list[str]) -> bool:
-    """Is the gold answer in the evidence texts (see the module docstring)?"""
-    blob = "\n".join(texts)
-    norm_blob = _norm(blob)
-    found = numbers_in(blob)
-    answer = q["answer"]
-    spans = answer if isinstance(answer, list) else [answer]
-    if not spans:
-        return False
-    for span in spans:
-        if isinstance(span, int | float):
-            if not _num_found(float(span), q.get("scale", ""), found):
-                return False
-            continue
-        s = str(span).strip()
-        n = _number(s) if re.fullmatch(r"[\s$()%\-\d.,]+", s) else None
-        if n is not None:
-            if not _num_found(n, q.get("scale", ""), found):
-                return False
-        elif _norm(s) not in norm_blob:
-            return False
-    return True
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _tatqa_score import answer_in, paragraphs_found
 
 
 def _drop_folder(tatqa: Path) -> Path:
@@ -187,6 +139,9 @@ def _scope_of(uid: str) -> Callable[[str, str], bool]:
 def evaluate(tatqa: Path, agent: QueryAgent, k: int = 5, verbose: bool = False) -> dict[str, Any]:
     questions = [json.loads(line) for line in (tatqa / "questions.jsonl").open(encoding="utf-8")]
     assert agent.vectors is not None and agent.embedder is not None and agent.collection
+    docs = {p.stem: p.read_text(encoding="utf-8") for p in (tatqa / "docs").glob("*.txt")}
+    para: dict[str, dict[str, list[float]]] = {}
+    chars: dict[str, dict[str, list[int]]] = {}
     results: dict[str, dict[str, dict[str, list[int]]]] = {}
     latency: dict[str, list[float]] = {"ours": [], "baseline": []}
     misses = []
@@ -213,6 +168,15 @@ def evaluate(tatqa: Path, agent: QueryAgent, k: int = 5, verbose: bool = False) 
                 ):
                     if key is not None:
                         per[name].setdefault(key, []).append(hit)
+            gold = {(q["context_uid"], int(p)) for p in q.get("rel_paragraphs") or []}
+            if gold:
+                ours_c = agent.retrieve(q["question"], k=k, scope=scope, pool=pool, unit="chunk")
+                base_c = vector_only(q["question"], agent.vectors, agent.embedder, agent.collection, k=k, scope=scope,
+                                     pool=pool, unit="chunk")  # fmt: skip
+                for name, evidence in (("ours", ours_c), ("baseline", base_c)):
+                    got = paragraphs_found(evidence, docs)
+                    para.setdefault(scope_name, {}).setdefault(name, []).append(len(gold & got) / len(gold))
+                    chars.setdefault(scope_name, {}).setdefault(name, []).append(sum(len(e.text) for e in evidence))
             if verbose and scope_name == "corpus":
                 misses.append(_trace(q, ours, base))
     report: dict[str, Any] = {"questions": len(questions), "k": k}
@@ -221,6 +185,9 @@ def evaluate(tatqa: Path, agent: QueryAgent, k: int = 5, verbose: bool = False) 
             name: {key: round(sum(v) / len(v), 4) for key, v in sorted(by.items())}
             for name, by in per.items()
         }
+    report["paragraph_recall"] = {sc: {n: round(sum(v) / len(v), 4) for n, v in by.items()} for sc, by in para.items()}
+    report["paragraph_questions"] = len(next(iter(next(iter(para.values())).values()))) if para else 0
+    report["evidence_chars"] = {sc: {n: round(statistics.mean(v)) for n, v in by.items()} for sc, by in chars.items()}
     report["latency_ms_p50"] = {n: round(statistics.median(v), 2) for n, v in latency.items() if v}
     if verbose:
         report["traces"] = misses
@@ -236,8 +203,42 @@ def _trace(q: dict[str, Any], ours: list[Evidence], base: list[Evidence]) -> dic
     }  # fmt: skip
 
 
+def old_chunks(text: str, field: str | None = None, counter: object = None) -> list[Chunk]:
+    """The chunking before issue 17: 8,000 characters, 500 overlapping (the embedder read the first 256 pieces)."""
+    return chunk_text(text, 8000, 500)
+
+
+@contextmanager
+def chunking(kind: str) -> Iterator[None]:
+    """``tokens`` (what ESC does) or ``chars8000`` (the old chunks), for the extractor and the lexical index alike."""
+    if kind == "tokens":
+        yield
+        return
+    from esc.agents import extractors
+    from esc.agents.query import chunk_index
+
+    saved = extractors.chunk_for_embedding, chunk_index.chunk_for_embedding
+    extractors.chunk_for_embedding = chunk_index.chunk_for_embedding = old_chunks  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        extractors.chunk_for_embedding, chunk_index.chunk_for_embedding = saved
+
+
 def run(
-    tatqa: Path, backend: str, reset: bool, verbose: bool, make_graph: Callable[[str, bool], GraphStore]
+    tatqa: Path, backend: str, reset: bool, verbose: bool, make_graph: Callable[[str, bool], GraphStore],
+    chunks: str = "both",
+) -> dict[str, Any]:
+    """The report of today's chunking, with ``chunks_8000`` beside it (the old chunking's report) when ``both``."""
+    report = _run(tatqa, backend, reset, verbose, make_graph, "tokens")
+    if chunks == "both":
+        with chunking("chars8000"):
+            report["chunks_8000"] = _run(tatqa, backend, reset, False, make_graph, "chars8000")
+    return report
+
+
+def _run(
+    tatqa: Path, backend: str, reset: bool, verbose: bool, make_graph: Callable[[str, bool], GraphStore], kind: str
 ) -> dict[str, Any]:
     embedder = get_embedder()
     collection = f"TatqaBench_{uuid.uuid4().hex[:8]}"
@@ -259,6 +260,7 @@ def run(
         report = evaluate(tatqa, agent, verbose=verbose)
         report.update(stats)
         report["backend"] = backend
+        report["chunking"] = kind
         return report
     finally:
         if backend == "neo4j":
@@ -269,6 +271,23 @@ def run(
 
 
 def print_report(report: dict[str, Any]) -> None:
+    _print_one(report)
+    old = report.get("chunks_8000")
+    if old:
+        _print_one(old)
+        for scope in ("corpus", "context"):
+            new_p, old_p = report["paragraph_recall"][scope], old["paragraph_recall"][scope]
+            print(f"  paragraph recall@{report['k']} [{scope:7s}] ours: token chunks {new_p['ours']:.3f} vs 8,000-char "
+                  f"chunks {old_p['ours']:.3f}; vector-only: {new_p['baseline']:.3f} vs {old_p['baseline']:.3f}")
+
+
+def _print_one(report: dict[str, Any]) -> None:
+    print(f"tatqa chunking={report['chunking']}")
+    for scope in ("corpus", "context"):
+        p, c = report["paragraph_recall"][scope], report["evidence_chars"][scope]
+        print(f"  paragraph recall@{report['k']} [{scope:7s}] ours {p['ours']:.3f} vs vector-only {p['baseline']:.3f} "
+              f"(+{100 * (p['ours'] - p['baseline']):.1f} points; {report['paragraph_questions']} questions with a "
+              f"relevant paragraph; evidence {c['ours']} vs {c['baseline']} characters per question)")
     print(
         f"tatqa      [{report['backend']}] {report['questions']} q, {report['sources']} sources, "
         f"{report['collection_objects']} objects ({report['row_objects']} table rows), embedder {report['embedder']}, "
@@ -287,3 +306,30 @@ def print_report(report: dict[str, Any]) -> None:
         )
     lat = report["latency_ms_p50"]
     print(f"  retrieval p50: ours {lat.get('ours')} ms, vector-only {lat.get('baseline')} ms")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python bench/qa_tatqa.py [--chunks both|tokens] [--backend memory|embedded]`` (bench/qa.py --part tatqa
+    runs the same)."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--backend", choices=["memory", "embedded"], default="memory")
+    ap.add_argument("--chunks", choices=["both", "tokens"], default="both")
+    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from qa import EVAL, make_graph  # bench/qa.py, beside this script
+
+    report = run(EVAL / "tatqa", args.backend, False, args.verbose, make_graph, args.chunks)
+    if args.json:
+        print(json.dumps(report, default=str))
+    else:
+        print_report(report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

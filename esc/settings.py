@@ -56,6 +56,10 @@ class Settings(BaseSettings):
     llm_base_url: str = ""
     llm_model: str = "gpt-4o-mini"
     llm_api_key: str = Field(default="none", repr=False)
+    llm_timeout: float = Field(default=60.0, ge=0.1, description="seconds for one LLM request")
+    llm_retries: int = Field(default=2, ge=0, description="retries of one LLM request")
+    llm_max_calls: int = Field(default=12, ge=1, description="chat calls per operation")
+    llm_deadline: float = Field(default=300.0, ge=0.1, description="seconds per operation, all calls")
     # Bearer token for the HTTP API's data endpoints; required to bind the API beyond loopback.
     api_token: str = Field(default="", repr=False)
     max_fields: int = Field(

@@ -25,7 +25,8 @@ from esc.agents.query.cypher import compile_plan
 from esc.agents.query.grounding import Grounding
 from esc.agents.query.interpret import Abstain, Interpreter
 from esc.agents.query.llm_planner import LLMPlanner
-from esc.agents.query.retrieval import Evidence, RowIndex, Scope, retrieve
+from esc.agents.query.prose import ProseRoute
+from esc.agents.query.retrieval import Evidence, RowIndex, Scope, Unit, retrieve
 from esc.agents.query.validate import problems
 from esc.agents.query.vector import answer_from_hits, content_words, search
 from esc.agents.reconcile.answers import annotate, apply_as_of, split_as_of
@@ -69,6 +70,7 @@ class QueryAgent:
         self._contract = contract
         self._rows: tuple[Grounding, RowIndex] | None = None
         self._view: ClusterView | None = None  # entity resolution as questions see it, per grounding
+        self._prose: tuple[Grounding, ProseRoute] | None = None
 
     # -- grounding, cached per contract version ---------------------------------------------------------------
     def set_contract(self, contract: Contract) -> None:
@@ -104,8 +106,16 @@ class QueryAgent:
             cached = self._rows = (g, RowIndex.build(g))
         return cached[1]
 
+    def prose(self) -> ProseRoute:
+        """Mentions and facts in prose (agents/query/prose.py), per grounding."""
+        g = self.grounding()
+        cached = self._prose
+        if cached is None or cached[0] is not g:
+            cached = self._prose = (g, ProseRoute(g))
+        return cached[1]
+
     def retrieve(
-        self, question: str, k: int = 5, scope: Scope | None = None, pool: int = 50
+        self, question: str, k: int = 5, scope: Scope | None = None, pool: int = 50, unit: Unit = "record"
     ) -> list[Evidence]:
         """Schema-routed evidence for a question: matching rows, routed sources, vector hits, fused
         (agents/query/retrieval.py). ``scope`` limits every signal to some (source, file) pairs; ``pool`` is how
@@ -114,7 +124,7 @@ class QueryAgent:
         if not q:
             return []
         return retrieve(
-            q, self.row_index(), self.vectors, self.embedder, self.collection, k=k, scope=scope, pool=pool
+            q, self.row_index(), self.vectors, self.embedder, self.collection, k=k, scope=scope, pool=pool, unit=unit
         )
 
     # -- asking -----------------------------------------------------------------------------------------------
@@ -182,9 +192,19 @@ class QueryAgent:
         names: list[str] | None = None,
         unmatched: list[str] | None = None,
     ) -> Answer:
-        """The vector route for what no structured plan answers. A passage counts as evidence only when it is
-        near enough (``vector.LOW_SIMILARITY``) and mentions the question: every name the data lacks and at least
-        one of the words the plan could not use (else of the question's content words)."""
+        """Prose, then the vector route, for what no structured plan answers. Prose first: an entity the question
+        names and text mentions (agents/query/prose.py: a value only the text gives, or what the text says about
+        it). A passage counts as evidence only when it is near enough (``vector.LOW_SIMILARITY``) and mentions the
+        question: every name the data lacks and at least one of the words the plan could not use (else of the
+        question's content words); hits in chunks that mention what the question names go first."""
+        try:
+            route = self.prose()
+            prose = route.answer(q, unmatched) if opts.vector_fallback else None
+        except Exception as exc:  # prose is an extra: a failure there never costs the answer
+            log.warning("prose route failed: %s", exc)
+            route, prose = None, None
+        if prose is not None and prose.route != "abstain":
+            return prose
         vectors, embedder, collection = self.vectors, self.embedder, self.collection
         if (
             opts.vector_fallback
@@ -198,7 +218,9 @@ class QueryAgent:
             except Exception as exc:  # any vector store or embedder error: the question abstains with it
                 return Answer.abstain(f"{reason}; vector search failed: {exc}"[:300], g.version)
             words = [w for w in (unmatched or []) if w not in (names or [])] or content_words(q)
-            answer = answer_from_hits(hits, g.version, names=names or [], words=words)
+            ids = route.mention_ids(q) if route is not None else set()
+            answer = answer_from_hits(hits, g.version, keep=(lambda h: str(h.get("id")) in ids) if ids else None,
+                                      names=names or [], words=words)  # fmt: skip
             if answer.route == "abstain":
                 answer.reason = f"{reason}; {answer.reason}"
             return answer

@@ -9,7 +9,12 @@ label; it inherits that type's relationships, so hops validate. Plans over the s
 the real labels before they run.
 
 Nothing is published or stored: the scoped contract is a copy with the same version and content hash, it lives
-for one question, and the agent's contract is untouched (its hash is the same afterwards).
+for one question, and the agent's contract is untouched (its hash is the same afterwards); the LLM planner logs
+each extension it used.
+
+Without an LLM, the deterministic extension is the one over prose (agents/query/prose.py): an attribute the data
+lacks for an entity, derived for one question from the sentences that mention it (agents/prose_facts.py), answered
+with an ``extension`` summary of the same ``{"scope": "query", ...}`` shape.
 """
 
 from __future__ import annotations

@@ -15,6 +15,17 @@ Protocol (JSON only, one object per turn):
 
 Then one more call phrases the answer from the rows (``{"text": "..."}``); values and citations come from the rows,
 never from the model. The model never writes Cypher: the IR has no write operations, and names it uses must exist.
+
+One question is one operation for the limits of ``agents.llm_client`` (per-call timeout and retries, at most
+``ESC_LLM_MAX_CALLS`` calls, ``ESC_LLM_DEADLINE`` seconds): past them, or when the endpoint fails (timeout, 429 or
+5xx after the retries, a broken body), the planner abstains with the reason and, in ``auto`` mode, the
+deterministic planner answers. An unreadable reply (not JSON, truncated) is a failed attempt like an invalid plan.
+
+What the calls send: the system message (the protocol above, the schema card: types with counts, keys, names,
+attributes with types and two example values, relationships; the field catalog cut to 4,000 characters), the
+question, and per turn the tool results (entity search hits and neighbourhoods: values from the graph, at most
+6,000 characters) or the failure summary; the phrasing call sends the question, the answer values and the number of
+citations.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from esc.agents.llm import LLMConfig, catalog_summary, extract_json
+from esc.agents.llm_client import LLMBudgetExceeded, LLMSession
 from esc.agents.query.answer import Answer, compose
 from esc.agents.query.extension import ScopedExtension, scoped_extension
 from esc.agents.query.grounding import Grounding
@@ -62,22 +74,10 @@ Use only types, attributes and relationships from the schema. Values go in filte
 class LLMPlanner:
     def __init__(self, config: LLMConfig, client: Any | None = None) -> None:
         self.config = config
-        if client is None:
-            import openai
+        self._client = client if client is not None else config.client()
 
-            client = openai.OpenAI(
-                base_url=config.base_url, api_key=config.api_key, timeout=config.timeout, max_retries=0
-            )
-        self._client = client
-
-    def _chat(self, messages: list[dict[str, str]]) -> Any:
-        response = self._client.chat.completions.create(
-            model=self.config.model, messages=messages, temperature=self.config.temperature  # type: ignore[arg-type]
-        )
-        content = response.choices[0].message.content if response.choices else None
-        if not content:
-            raise ValueError("empty reply")
-        return extract_json(str(content))
+    def _chat(self, session: LLMSession, messages: list[dict[str, str]]) -> Any:
+        return extract_json(session.chat(messages))
 
     @staticmethod
     def _system(grounding: Grounding) -> str:
@@ -93,15 +93,18 @@ class LLMPlanner:
         failures: list[dict[str, Any]] = []
         tools = 0
         extension: ScopedExtension | None = None
+        session = self.config.session(self._client)  # one question: one budget and deadline
         while True:
             try:
-                reply = self._chat(messages)
+                reply = self._chat(session, messages)
+            except LLMBudgetExceeded as exc:
+                return Answer.abstain(f"LLM planner stopped: {exc}", version)
             except ValueError as exc:  # not JSON: a failed attempt like any other
                 reply = None
                 messages.append({"role": "assistant", "content": "(unreadable reply)"})
                 log.debug("LLM reply unreadable: %s", exc)
             except Exception as exc:  # the openai client raises many kinds (HTTP, timeouts, refused): abstain
-                return Answer.abstain(f"LLM planner unavailable: {exc}", version)
+                return Answer.abstain(f"LLM planner unavailable: {type(exc).__name__}: {exc}"[:300], version)
             else:
                 messages.append({"role": "assistant", "content": json.dumps(reply, default=str)})
             if not isinstance(reply, dict):
@@ -112,6 +115,8 @@ class LLMPlanner:
                 scoped = scoped_extension(grounding.contract, reply["extend"])
                 if isinstance(scoped, ScopedExtension):
                     extension = scoped
+                    log.info("query-scoped extension (LLM): %s for %r; reverted after the question",
+                             scoped.summary(), question[:200])  # fmt: skip
                     grounding = Grounding(scoped.contract, graph)  # this question only; the agent's stays as it is
                     extended = {"tool_result": {"extended": scoped.summary()}}
                     messages.append({"role": "user", "content": json.dumps(extended, default=str)})
@@ -131,7 +136,7 @@ class LLMPlanner:
             else:
                 outcome = self._try_plan(reply, grounding, graph, extension)
                 if isinstance(outcome, Answer):
-                    outcome.text = self._phrase(question, outcome)
+                    outcome.text = self._phrase(session, question, outcome)
                     if extension is not None:
                         outcome.extension = extension.summary()
                     return outcome
@@ -170,10 +175,11 @@ class LLMPlanner:
         answer.plan = plan.model_dump(exclude_defaults=True)
         return answer
 
-    def _phrase(self, question: str, answer: Answer) -> str | None:
+    def _phrase(self, session: LLMSession, question: str, answer: Answer) -> str | None:
         evidence = {"question": question, "answer": answer.answer, "citations": len(answer.citations)}
         try:
             reply = self._chat(
+                session,
                 [
                     {"role": "system", "content": 'Phrase the answer from the evidence only. Reply {"text": "..."}.'},
                     {"role": "user", "content": json.dumps(evidence, default=str)},

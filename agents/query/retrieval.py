@@ -10,8 +10,13 @@
    (a document shipped beside its table), are boosted;
 3. **Vector search**: ``near_vector`` over the collection (the plain baseline is this step alone).
 
-The two rankings (rows; boosted vector hits) are merged by reciprocal rank fusion. ``scope`` (a predicate on
-``(source, file)``) restricts every signal the same way, so a caller can compare with a baseline under one scope.
+4. **Words of prose**: BM25 over the same chunks the vectors hold (``ChunkIndex``, agents/query/chunk_index.py),
+   boosted like vector hits when their source or file is routed.
+
+The rankings (rows; prose words; boosted vector hits) are merged by reciprocal rank fusion. ``unit`` says what one
+piece of evidence is: a ``record`` (several chunks of one document are one piece, the default) or a ``chunk`` (a
+table row, or one chunk of prose). ``scope`` (a predicate on ``(source, file)``) restricts every signal the same
+way, so a caller can compare with a baseline under one scope.
 """
 
 from __future__ import annotations
@@ -22,15 +27,20 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Literal
 
 from esc.agents.embedding import Embedder
+from esc.agents.query.chunk_index import ChunkEntry, ChunkIndex, text_attributes
 from esc.agents.query.grounding import Grounding
 from esc.agents.query.plan import NodePattern, QueryPlan, ReturnItem
 from esc.agents.query.vocabulary import STOPWORDS, fold, split_name, stem
 from esc.agents.stores.base import VectorStore
 
 RRF_K = 60
+ROW_WEIGHT = 0.5
+"""A row's share in the fusion against one chunk's: a row is found by one signal (its cells' words), a chunk by two
+(its words and its vector) that each add their share, so one signal's list counts half. Chosen on TAT-QA (paragraph
+recall@5 0.68 with weight 1, 0.76 with 0.5, 0.77 without rows; bench/qa_tatqa.py), the only weight tuned there."""
 ROUTED_SOURCES = 3
 ROUTE_BOOST = 0.15
 VECTOR_POOL = 50
@@ -41,6 +51,7 @@ _EXTRA_STOP = frozenset({"what", "which", "how", "was", "were", "did", "does", "
                          "change", "average", "percentage", "total", "value", "amount", "year", "years"})  # fmt: skip
 
 Scope = Callable[[str, str], bool]  # (source, file) -> allowed
+Unit = Literal["record", "chunk"]
 
 
 def terms(text: str) -> list[str]:
@@ -64,6 +75,7 @@ class Evidence:
     via: str  # "rows" | "vector" | "rows+vector"
     file: str = ""
     similarity: float | None = None
+    chunk_id: str = ""  # unit "chunk": the chunk (vector object id) this evidence is
 
     def hit(self) -> dict[str, Any]:
         """As a vector-store hit (what ``answer_from_hits`` reads)."""
@@ -90,6 +102,7 @@ class RowIndex:
     source_terms: dict[str, Counter[str]] = field(default_factory=dict)
     source_df: Counter[str] = field(default_factory=Counter)
     source_files: dict[str, set[str]] = field(default_factory=dict)
+    chunks: ChunkIndex = field(default_factory=ChunkIndex)
 
     @classmethod
     def build(cls, grounding: Grounding) -> RowIndex:
@@ -97,6 +110,22 @@ class RowIndex:
         graph = grounding.graph
         if graph is None:
             return index
+        for info, names, document in text_attributes(grounding):
+            plan = QueryPlan(kind="list", start=NodePattern(var="n0", label=info.name), cite=["n0"], distinct=False,
+                             returns=[ReturnItem(var="n0", prop=n, alias=f"t{i}") for i, n in enumerate(names)])  # fmt: skip
+            try:
+                text_rows = graph.run_plan(plan)
+            except Exception:
+                continue
+            for row in text_rows:
+                if not row.citations:
+                    continue
+                cite = row.citations[0]
+                for i, name in enumerate(names):
+                    value = row.values.get(f"t{i}")
+                    if isinstance(value, str) and value.strip():
+                        index.chunks.add(str(cite.get("source")), str(cite.get("record_id")),
+                                         str(cite.get("location") or ""), name, value, document, terms)  # fmt: skip
         for info in grounding.vocab.types.values():
             attrs = [a for a in info.attrs.values() if a.type != "text"][
                 :MAX_ROW_CELLS
@@ -185,6 +214,7 @@ def retrieve(
     k: int = 5,
     scope: Scope | None = None,
     pool: int = VECTOR_POOL,
+    unit: Unit = "record",
 ) -> list[Evidence]:
     """The ``k`` best pieces of evidence for a question (see the module docstring)."""
     q_terms = terms(question)
@@ -205,27 +235,53 @@ def retrieve(
         return sim
 
     hits.sort(key=boosted, reverse=True)
+    chunk_ids = rows.chunks.by_id if rows is not None else {}
+
+    def unit_key(source: str, record_id: str, chunk_id: str = "") -> tuple[str, str]:
+        return ("\x1fchunk", chunk_id) if unit == "chunk" and chunk_id in chunk_ids else (source, record_id)
+
     fused: dict[tuple[str, str], Evidence] = {}
     for rank, (_score, row) in enumerate(ranked_rows):
         key = (row.source, row.record_id)
         fused[key] = Evidence(
-            row.source, row.record_id, row.location, row.text, 1.0 / (RRF_K + rank), "rows", row.file
+            row.source, row.record_id, row.location, row.text, ROW_WEIGHT / (RRF_K + rank), "rows", row.file
         )
+    if rows is not None and rows.chunks.chunks:
+        def in_scope(c: ChunkEntry) -> bool:
+            return scope is None or scope(c.source, c.file)
+
+        lexical = rows.chunks.search(q_terms, in_scope, pool)
+        routed_files = {s for s in routed}
+        lexical.sort(key=lambda x: -(x[0] * (1.0 + ROUTE_BOOST * (x[1].source in routed_files
+                                                                   or _stem_of(x[1].file) in routed_stems))))  # fmt: skip
+        for rank, (_score, c) in enumerate(lexical):
+            key = unit_key(c.source, c.record_id, c.id)
+            add = 1.0 / (RRF_K + rank)
+            ev = fused.get(key)
+            if ev is None:
+                fused[key] = Evidence(c.source, c.record_id, c.location, c.text, add, "words", c.file,
+                                      chunk_id=c.id if unit == "chunk" else "")  # fmt: skip
+            else:
+                ev.score += add
+                ev.via = ev.via if "words" in ev.via else f"{ev.via}+words"
+                if c.text not in ev.text:
+                    ev.text = c.text if ev.text in c.text else f"{ev.text}\n{c.text}"
     vector_keys: list[tuple[str, str]] = []
     # a record with several matching chunks collects each chunk's share (CombSUM)
     for rank, h in enumerate(hits):
-        key = (str(h.get("source")), str(h.get("record_id")))
+        key = unit_key(str(h.get("source")), str(h.get("record_id")), str(h.get("id") or ""))
         add = 1.0 / (RRF_K + rank)
         sim = float(h.get("similarity") or 0.0)
         text = str(h.get("text") or "")
         ev = fused.get(key)
         if ev is None:
-            fused[key] = Evidence(key[0], key[1], str(h.get("location") or ""), text, add, "vector",
-                                  str(h.get("file") or ""), sim)  # fmt: skip
+            fused[key] = Evidence(str(h.get("source")), str(h.get("record_id")), str(h.get("location") or ""), text,
+                                  add, "vector", str(h.get("file") or ""), sim,
+                                  key[1] if key[0] == "\x1fchunk" else "")  # fmt: skip
         else:
             ev.score += add
-            if ev.via == "rows":
-                ev.via = "rows+vector"
+            if "vector" not in ev.via:
+                ev.via = f"{ev.via}+vector"
             ev.similarity = max(ev.similarity or 0.0, sim)
             if text and text not in ev.text:
                 ev.text = text if ev.text in text else f"{ev.text}\n{text}"
@@ -248,9 +304,11 @@ def vector_only(
     k: int = 5,
     scope: Scope | None = None,
     pool: int = VECTOR_POOL,
+    unit: Unit = "record",
 ) -> list[Evidence]:
     """The baseline: plain ``near_vector``, scope applied to the pool, with the same evidence unit as ``retrieve``
-    (one cited record; several chunks of one record are one piece of evidence, ranked by its best chunk)."""
+    (``record``: several chunks of one record are one piece of evidence, ranked by its best chunk; ``chunk``: each
+    vector object is one)."""
     vec = [float(x) for x in embedder.embed_one(question)]
     hits = vectors.near_vector(collection, vec, limit=max(pool, 4 * k))
     if scope is not None:
@@ -258,14 +316,17 @@ def vector_only(
     out: dict[tuple[str, str], Evidence] = {}
     for h in hits:
         key = (str(h.get("source")), str(h.get("record_id")))
+        if unit == "chunk":
+            key = ("\x1fchunk", str(h.get("id")))
         text = str(h.get("text") or "")
         ev = out.get(key)
         if ev is None:
             if len(out) >= k:
                 continue
             sim = float(h.get("similarity") or 0.0)
-            out[key] = Evidence(key[0], key[1], str(h.get("location") or ""), text, sim, "vector",
-                                str(h.get("file") or ""), sim)  # fmt: skip
+            out[key] = Evidence(str(h.get("source")), str(h.get("record_id")), str(h.get("location") or ""), text,
+                                sim, "vector", str(h.get("file") or ""), sim,
+                                str(h.get("id")) if unit == "chunk" else "")  # fmt: skip
         elif text and text not in ev.text:
             ev.text = text if ev.text in text else f"{ev.text}\n{text}"
     return list(out.values())

@@ -19,6 +19,7 @@ from typing import Any
 from esc.agents.query.plan import PlanRow, QueryPlan
 from esc.agents.stores.base import GraphStore
 from esc.agents.stores.cypher import ident, to_properties
+from esc.agents.stores.neo4j_chunks import Neo4jChunks
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, build
 
 try:
@@ -154,7 +155,7 @@ def _entity_query(label: str, key_names: tuple[str, ...], sigs: Sequence[EdgeSig
     return " ".join(parts)
 
 
-class Neo4jGraphStore(GraphStore):
+class Neo4jGraphStore(Neo4jChunks, GraphStore):
     namespace = ""  # the label prefix of this app's graph (``label_namespace``)
 
     def __init__(self, uri: str, auth: tuple[str, str] | None = None, database: str | None = None,

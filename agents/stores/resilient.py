@@ -173,6 +173,17 @@ class ResilientGraphStore(_Lazy, GraphStore):
     def canonical_ids(self) -> set[str]:
         return self._w(self.inner.canonical_ids)
 
+    # chunk reads that questions make (agents/query/prose.py) fail after a few attempts like the reads above; the
+    # other ChunkStore methods (the linker's) go through __getattr__ and wait out an outage like writes
+    def chunk_rows(self, after: str, limit: int) -> list[Any]:
+        return self._r(self.inner.chunk_rows, after, limit)
+
+    def mentioning(self, label: str, key: str, limit: int) -> list[dict[str, Any]]:
+        return self._r(self.inner.mentioning, label, key, limit)
+
+    def mentions_in(self, chunk_ids: Sequence[str]) -> list[Any]:
+        return self._r(self.inner.mentions_in, chunk_ids)
+
 
 class ResilientVectorStore(_Lazy, VectorStore):
     """A vector store whose writes wait out an outage (the vector outbox keeps its texts until acknowledged)."""

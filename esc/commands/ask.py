@@ -20,7 +20,7 @@ from esc.settings import Settings, load
 
 CONTRACT_TIMEOUT_S = 30.0
 HTTP_TIMEOUT_S = 120.0
-_DIAGNOSTICS = ("reason", "unmatched", "low_confidence", "plan", "query", "latency_ms", "text")
+_DIAGNOSTICS = ("reason", "unmatched", "low_confidence", "plan", "query", "latency_ms", "text", "extension")
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:

@@ -67,6 +67,7 @@ REPLAY_BATCH = 5000  # one Neo4j transaction per entity type and batch (agents/s
 BATCH_WITHIN = 0.2
 TICK_SECONDS = 2.0
 VECTOR_IDLE_SECONDS = 0.1
+MENTION_LINK_SECONDS = 5.0
 VECTOR_YIELD = 9.0
 VECTOR_RETRY_MAX_SECONDS = 30.0
 STATE_KEY = "state"
@@ -344,6 +345,11 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 delay = min(delay * 2, VECTOR_RETRY_MAX_SECONDS)
                 continue
             if not applied:
+                if not worker().busy():  # idle: link new chunks to the entities they mention (agents/mention_linker.py)
+                    try:
+                        await loop.run_in_executor(executor, ing.link_mentions, MENTION_LINK_SECONDS)
+                    except Exception:
+                        log.exception("mention linking failed; retried when idle again")
                 await asyncio.sleep(VECTOR_IDLE_SECONDS)
 
     # -- dead letters that clients wrote (esc push: stage "push") are counted here, the worker's own where sent --

@@ -315,6 +315,7 @@ class InProcessRuntime:
 
         if await self.examples.when_idle(self.worker, publish):
             await self.pump()
+        self.worker.ingestor.link_mentions()  # chunks -> the entities they mention (agents/mention_linker.py)
         self.summary.backfilled = self.worker.backfilled
         self.summary.deferred = len(self.worker.deferred)
 

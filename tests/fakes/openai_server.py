@@ -5,8 +5,12 @@ Each request takes the next scripted reply (the last one repeats). A reply is on
 * a ``str``: the assistant message content (e.g. a JSON proposal, possibly with a hallucinated field id);
 * a ``dict``: serialised as JSON and used as the content;
 * a callable ``(request_json) -> str | dict``: computed from the request (for replies that use catalog ids);
-* :class:`Fail`: an HTTP error status with a body;
-* :class:`Hang`: sleep before answering (to trigger client timeouts).
+* :class:`Fail`: an HTTP error status with a body (and headers, e.g. ``Retry-After`` for a 429);
+* :class:`Hang`: sleep before answering (to trigger client timeouts);
+* :class:`Raw`: a response body sent as is (an HTTP 200 whose body is not a completion, or not JSON at all).
+
+The bad answers a real endpoint gives (tests/unit/test_llm_bad_answers.py): malformed or truncated JSON in the
+message, field ids that are not in the catalog, slow answers, 429 and 5xx errors, a broken response body.
 
 Every request body is recorded in ``server.requests``. Binds 127.0.0.1 on a random free port.
 """
@@ -26,6 +30,13 @@ from typing import Any
 class Fail:
     status: int = 500
     body: str = '{"error": {"message": "scripted failure", "type": "server_error"}}'
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Raw:
+    body: str
+    status: int = 200
 
 
 @dataclass(frozen=True)
@@ -34,7 +45,7 @@ class Hang:
     then: str = "{}"
 
 
-Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"] | Fail | Hang
+Reply = str | dict[str, Any] | Callable[[dict[str, Any]], "str | dict[str, Any]"] | Fail | Hang | Raw
 
 
 class FakeOpenAI:
@@ -83,11 +94,13 @@ class FakeOpenAI:
             def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
                 return
 
-            def _send(self, status: int, body: str) -> None:
+            def _send(self, status: int, body: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
                 data = body.encode("utf-8")
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in headers:
+                    self.send_header(name, value)
                 self.end_headers()
                 try:
                     self.wfile.write(data)
@@ -117,6 +130,9 @@ class FakeOpenAI:
                     fake.requests.append(request)
                 reply = fake._next()
                 if isinstance(reply, Fail):
+                    self._send(reply.status, reply.body, reply.headers)
+                    return
+                if isinstance(reply, Raw):
                     self._send(reply.status, reply.body)
                     return
                 if isinstance(reply, Hang):

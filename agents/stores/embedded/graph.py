@@ -28,6 +28,7 @@ import pyarrow as pa
 from esc.agents.query.plan import PlanRow, QueryPlan
 from esc.agents.stores.base import GraphStore
 from esc.agents.stores.cypher import to_properties
+from esc.agents.stores.embedded.chunks import ChunkTables
 from esc.agents.stores.embedded.db import MEMORY, Database, scalar
 from esc.agents.stores.embedded.sql import compile_plan, decode_row, json_pointer
 from esc.agents.stores.embedded.sql_rows import loads_cell
@@ -101,7 +102,7 @@ def _bump(con: Any) -> None:
     )
 
 
-class EmbeddedGraphStore(GraphStore):
+class EmbeddedGraphStore(ChunkTables, GraphStore):
     """``path`` is a DuckDB file (created with its folder) or ``":memory:"``."""
 
     def __init__(self, path: str | Path = MEMORY) -> None:
@@ -116,6 +117,7 @@ class EmbeddedGraphStore(GraphStore):
                     f"{path}: embedded graph schema version {version} is not {SCHEMA_VERSION}; "
                     "rebuild it by re-ingesting into a fresh ESC_STATE_DIR"
                 )
+        self._ensure_chunk_tables()  # text chunks and their mentions (agents/stores/embedded/chunks.py)
 
     @property
     def path(self) -> str:

@@ -1,0 +1,82 @@
+"""The mention linker: every chunk in the graph linked to the entities it mentions, with the current dictionary.
+
+``MentionLinker.sync(graph, contract)`` builds the dictionary (``agents.mention_dictionary``) and its automaton
+(``agents.mentions``) when the contract version or the named values changed, then links every chunk that the
+current dictionary has not linked yet (``ChunkStore.chunks_to_link``), replacing the chunk's mentions. So the result
+does not depend on the order records arrived in: a note ingested before the people it names is linked again once
+the dictionary holds them. The runtimes call it when their queues are drained (``Ingestor.link_mentions``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from esc.agents.chunk_graph import MentionWrite, chunk_store
+from esc.agents.mention_dictionary import build_surfaces, fingerprint
+from esc.agents.mentions import MentionAutomaton
+from esc.agents.stores.base import GraphStore
+from esc.contract.model import Contract
+
+log = logging.getLogger(__name__)
+
+BATCH = 500
+UNVERSIONED_TTL = 30.0
+"""Seconds a dictionary is reused for a graph that cannot say whether its data changed (``generation()`` None)."""
+
+
+@dataclass
+class LinkResult:
+    chunks: int = 0
+    mentions: int = 0
+    seconds: float = 0.0
+    fingerprint: str = ""
+
+
+class MentionLinker:
+    def __init__(self) -> None:
+        self._state: tuple[str, int, int | None] | None = None  # (contract hash, version, graph generation)
+        self._fp = ""
+        self.automaton: MentionAutomaton | None = None
+        self._built = 0.0
+        self._synced = float("-inf")
+
+    def dictionary(self, graph: GraphStore, contract: Contract) -> tuple[MentionAutomaton, str]:
+        state = (contract.content_hash, contract.version, graph.generation())
+        stale = state[2] is None and time.monotonic() - self._built > UNVERSIONED_TTL
+        if self.automaton is None or state != self._state or stale:
+            surfaces = build_surfaces(contract, graph)
+            self.automaton, self._fp, self._state = MentionAutomaton(surfaces), fingerprint(surfaces), state
+            self._built = time.monotonic()
+        return self.automaton, self._fp
+
+    def sync(self, graph: GraphStore, contract: Contract | None, every: float = 0.0) -> LinkResult:
+        """Link what the current dictionary has not linked; with ``every``, at most once per that many seconds."""
+        store = chunk_store(graph)
+        result = LinkResult()
+        if store is None or contract is None or time.monotonic() - self._synced < every:
+            return result
+        self._synced = time.monotonic()
+        if not store.chunk_rows("", 1):
+            return result  # no prose at all: no dictionary to build
+        t0 = time.perf_counter()
+        automaton, fp = self.dictionary(graph, contract)
+        result.fingerprint = fp
+        while True:
+            rows = store.chunks_to_link(fp, BATCH)
+            if not rows:
+                break
+            writes = [
+                MentionWrite(chunk_id=r.id, label=m.entity.label, key=m.entity.key, start=m.start, end=m.end,
+                             surface=m.surface, score=m.score, field=m.field, value=m.value)
+                for r in rows for m in automaton.find(r.text)
+                if (m.entity.label, m.entity.key) != (r.entity_label, r.entity_key)  # a text naming its own record
+            ]  # fmt: skip
+            store.replace_mentions([r.id for r in rows], writes, fp)
+            result.chunks += len(rows)
+            result.mentions += len(writes)
+        result.seconds = round(time.perf_counter() - t0, 3)
+        if result.chunks:
+            log.info("mentions: %d chunks linked, %d mentions (%.2f s)", result.chunks, result.mentions, result.seconds)
+        return result
