@@ -140,7 +140,7 @@ class ProseRoute:
             Filter(prop=p, op="eq", value=v) for p, v in k.items()]), returns=[ReturnItem(var="n0", prop=field, alias="v")])  # fmt: skip
         try:
             rows = graph.run_plan(plan)
-        except Exception:
+        except Exception:  # any store error: no stored value to compare with, the prose answer stands alone
             return None
         vals = [r.values.get("v") for r in rows if r.values.get("v") not in (None, "")]
         return vals[0] if vals else None

@@ -115,7 +115,7 @@ class RowIndex:
                              returns=[ReturnItem(var="n0", prop=n, alias=f"t{i}") for i, n in enumerate(names)])  # fmt: skip
             try:
                 text_rows = graph.run_plan(plan)
-            except Exception:
+            except Exception:  # any store error: that type's text is left out of the evidence
                 continue
             for row in text_rows:
                 if not row.citations:

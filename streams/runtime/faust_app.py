@@ -348,7 +348,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                 if not worker().busy():  # idle: link new chunks to the entities they mention (agents/mention_linker.py)
                     try:
                         await loop.run_in_executor(executor, ing.link_mentions, MENTION_LINK_SECONDS)
-                    except Exception:
+                    except Exception:  # any store error: linking is retried the next time the worker is idle
                         log.exception("mention linking failed; retried when idle again")
                 await asyncio.sleep(VECTOR_IDLE_SECONDS)
 

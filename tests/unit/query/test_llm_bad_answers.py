@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from esc.agents.llm import LLMConfig
-from esc.agents.query.agent import AskOptions, QueryAgent
+from esc.agents.query.agent import QueryAgent
 from esc.agents.query.llm_planner import MAX_RETRIES, LLMPlanner
+from esc.streams.events import QueryOptions
 from tests.fakes.openai_server import Fail, FakeOpenAI, Hang, Raw
 
 QUESTION = "What is the id of the Jazz genre?"
@@ -49,8 +50,8 @@ def test_a_bad_endpoint_never_gives_a_wrong_answer(case: str, chinook) -> None: 
     before = (len(chinook.graph.nodes), sum(map(len, chinook.graph.out.values())))
     with FakeOpenAI(BAD[case]) as server:
         agent = QueryAgent(chinook.contract, chinook.graph, llm=planner(server, max_calls=8))
-        llm_only = agent.ask(QUESTION, AskOptions(mode="llm"))
-        auto = agent.ask(QUESTION, AskOptions(mode="auto"))
+        llm_only = agent.ask(QUESTION, QueryOptions(mode="llm"))
+        auto = agent.ask(QUESTION, QueryOptions(mode="auto"))
         requests = len(server.requests)
     assert llm_only.route == "abstain" and llm_only.answer is None and llm_only.reason, case
     assert auto.answer == jazz["GenreId"] and auto.route == "lookup" and auto.citations  # the deterministic answer
@@ -69,7 +70,7 @@ def test_429_and_503_are_retried_and_the_plan_answers(chinook) -> None:  # type:
     replies = [Fail(429, '{"error": {"message": "slow down"}}', RETRY_NOW), Fail(503), plan("Genre"), {"text": "ok"}]
     with FakeOpenAI(replies) as server:  # type: ignore[arg-type]
         ans = QueryAgent(chinook.contract, chinook.graph, llm=planner(server, max_retries=2)).ask(
-            QUESTION, AskOptions(mode="llm"))  # fmt: skip
+            QUESTION, QueryOptions(mode="llm"))  # fmt: skip
         assert len(server.requests) == 4
     assert ans.answer == jazz["GenreId"] and ans.route == "lookup" and ans.text == "ok"
 
@@ -78,6 +79,6 @@ def test_the_deadline_cuts_the_timeout_of_a_question(chinook) -> None:  # type: 
     """A 30 s timeout would wait for the 5 s answer; the 1 s deadline of the question cuts the request first."""
     with FakeOpenAI([Hang(5.0, "{}")]) as server:
         agent = QueryAgent(chinook.contract, chinook.graph, llm=planner(server, timeout=30.0, deadline=1.0))
-        ans = agent.ask(QUESTION, AskOptions(mode="llm"))
+        ans = agent.ask(QUESTION, QueryOptions(mode="llm"))
         assert len(server.requests) == 1
     assert ans.route == "abstain" and "Timeout" in (ans.reason or "")
