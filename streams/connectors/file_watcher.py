@@ -44,6 +44,7 @@ from esc.streams.readers import SourceFile, format_for, read
 Retract = Callable[[list[str]], Awaitable[None]]
 Completed = Callable[[list[SourceComplete]], Awaitable[None]]
 Scanned = Callable[[ScanComplete], Awaitable[None]]
+Opened = Callable[[str], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 BATCH = 500
@@ -151,6 +152,7 @@ class FileWatcher(Connector):
         completed: Completed | None = None,
         scanned: Scanned | None = None,
         max_fields: int | None = None,
+        opened: Opened | None = None,
     ) -> None:
         super().__init__(emit, dead_letter, flush)
         self.max_fields = configured_max_fields() if max_fields is None else max_fields
@@ -161,9 +163,11 @@ class FileWatcher(Connector):
         self.retract = retract
         self.completed = completed
         self.scanned = scanned
+        self.opened = opened
         self.files_done = 0
         self._scan_path = state_dir / "connector" / "scan.json"
         self._scan: dict[str, Any] | None = None  # {"id": ..., "members": [[source, file], ...]} while scanning
+        self._announced: str | None = None  # the scan whose opening this process sent
 
     # -- public --------------------------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -201,9 +205,18 @@ class FileWatcher(Connector):
         scan, self._scan = self._scan, None
         if scan is None:
             return
-        if scan["members"] and self.scanned is not None:
+        if (scan["members"] or scan.get("opened")) and self.scanned is not None:
             await self.scanned(ScanComplete(scan=scan["id"], members=len(scan["members"])))
         self._scan_path.unlink(missing_ok=True)
+
+    async def _open_scan(self) -> None:
+        """Announce the scan before its first record (durably noted, so a resumed scan announces it again)."""
+        if self._scan is None or self.opened is None or self._announced == self._scan["id"]:
+            return
+        self._scan["opened"] = True
+        write_atomic(self._scan_path, json.dumps(self._scan))
+        await self.opened(str(self._scan["id"]))
+        self._announced = str(self._scan["id"])  # after a restart the open is sent again (idempotent)
 
     def _scan_members(self, rel: str, sources: Iterable[str]) -> str | None:
         """Add a file's sources to the open scan (durably, before their completions are sent); the scan id."""
@@ -214,7 +227,28 @@ class FileWatcher(Connector):
         write_atomic(self._scan_path, json.dumps(self._scan))
         return str(self._scan["id"])
 
-    async def process(self, path: Path) -> int:
+    async def settle_all(self, paths: Iterable[Path]) -> set[Path]:
+        """The paths whose size and mtime stay unchanged over one ``settle`` interval, waiting once for all of
+        them (a one-shot ingest of 500 small files waited 500 intervals, one per file); a path still changing is
+        left to :meth:`process`, which waits for it alone."""
+        def stats() -> dict[Path, tuple[int, int] | None]:
+            out: dict[Path, tuple[int, int] | None] = {}
+            for p in paths:
+                try:
+                    st = p.stat()
+                    out[p] = (st.st_size, st.st_mtime_ns)
+                except OSError:
+                    out[p] = None
+            return out
+
+        paths = list(paths)
+        before = await asyncio.to_thread(stats)
+        await asyncio.sleep(self.settle)
+        after = await asyncio.to_thread(stats)
+        return {p for p in paths if before[p] is not None and before[p] == after[p]}
+
+    async def process(self, path: Path, settled: bool = False) -> int:
+        """Deliver one file if it is new or changed (``settled``: its size and mtime were seen stable already)."""
         # Printable (contract/labels.py), not normalized: the name every record id, dead letter and manifest entry
         # carries; two files whose names differ only in Unicode normalization stay two files.
         rel = printable(path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.name)
@@ -241,7 +275,7 @@ class FileWatcher(Connector):
                 return 0  # a link to a folder inside: its files are listed under their own paths
             return await self._refuse(path, rel, "special", "not a regular file (a FIFO, socket or device file "
                                       "is never opened)")
-        if not await self._settled(path):
+        if not settled and not await self._settled(path):
             return 0
         try:
             digest = await asyncio.to_thread(file_sha256, path)
@@ -312,6 +346,7 @@ class FileWatcher(Connector):
 
     async def _deliver(self, sf: SourceFile, digest: str) -> list[str]:
         """Emit every record of the file; returns the record keys it produced."""
+        await self._open_scan()
         items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
         counts: Counter[str] = Counter()

@@ -34,6 +34,7 @@ from esc.agents.pipeline import (
     completion_update,
     first_sightings,
     profile_update,
+    scan_open_update,
     scan_update,
 )
 from esc.agents.scan_groups import ScanComplete
@@ -53,7 +54,7 @@ from esc.streams.runtime.http_auth import check_bind, middleware
 from esc.streams.runtime.kafka_io import read_topic, source_key_filter
 from esc.streams.runtime.lag import export_consumer_lag
 from esc.streams.runtime.profile_pool import ProfilePool
-from esc.streams.runtime.readiness import readiness, watch_kafka
+from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watch_tcp
 from esc.streams.runtime.record_producer import RecordProducer
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
@@ -67,7 +68,6 @@ TICK_SECONDS = 2.0
 VECTOR_IDLE_SECONDS = 0.1
 VECTOR_YIELD = 9.0
 VECTOR_RETRY_MAX_SECONDS = 30.0
-STATE_KEY = "state"
 
 
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
@@ -132,13 +132,17 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # One partition, written only by the single contract agent (see save_state).
     contract_state = app.Table("contract-agent", default=None, partitions=1, key_type=str, value_type=str)
 
-    async def save_state(value: str) -> None:
-        """Table write outside per-event iteration (the agent works on batches): the table has exactly one
-        partition, so the changelog entry goes to partition 0 explicitly (no partitioner, no metadata race). It
-        is awaited: the batch's profile updates are acknowledged only once the state holding them is durable, so
-        a crash in between re-delivers them (the agent drops re-applied watermarks) instead of losing them."""
-        contract_state.data[STATE_KEY] = value
-        await contract_state.send_changelog(0, STATE_KEY, value)
+    async def save_state(entries: dict[str, str]) -> None:
+        """The entries of the agent's state that changed (agents/agent_state.py), in order. Table writes outside
+        per-event iteration (the agent works on batches): the table has exactly one partition, so each changelog
+        entry goes to partition 0 explicitly (no partitioner, no metadata race). Awaited: the batch's profile
+        updates are acknowledged only once the state holding them is durable, so a crash in between re-delivers
+        them (the agent drops re-applied watermarks) instead of losing them."""
+        sent = []
+        for key, value in entries.items():
+            contract_state.data[key] = value
+            sent.append(contract_state.send_changelog(0, key, value))  # queued in order, one partition
+        await asyncio.gather(*sent)
 
     outbox = VectorOutbox(state / "vector-outbox.sqlite")  # vectors follow the graph (agents/vector_outbox.py)
 
@@ -214,9 +218,6 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             await asyncio.gather(*sent)
             await asyncio.to_thread(seen.sent, [i for i, _, _ in pending])
 
-    def state_json(writer: ContractWriter) -> str:
-        return json.dumps(writer.state())
-
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck
 
@@ -226,8 +227,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         async for batch in stream.take(1000, within=0.05):
             agent_step.enter("applying a batch")
             if writer is None:
-                raw = contract_state.get(STATE_KEY)
-                writer = ContractWriter.from_state(json.loads(raw) if raw else None, contract_id=settings.app_id)
+                entries = {str(k): str(v) for k, v in contract_state.data.items() if v is not None}
+                writer = ContractWriter.from_entries(entries, contract_id=settings.app_id)
             updates = [v for v in batch if v != TICK]
             out = await asyncio.to_thread(writer.on_updates, updates)  # inference and evolve: off the loop
             agent_step.enter("publishing diffs and contracts")
@@ -242,7 +243,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             writer.dead.clear()
             if updates or out.contracts:
                 agent_step.enter("saving its state")
-                await save_state(await asyncio.to_thread(state_json, writer))
+                await save_state(await asyncio.to_thread(writer.state_changes))
+                writer.state_saved()
             agent_step.enter(WAITING_FOR_BATCH)
 
     @app.timer(TICK_SECONDS)
@@ -383,7 +385,11 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     async def kafka_watch() -> None:
         # Faust has set up logging by now: bound what the clients repeat, hold them back during a reported outage
         log_limits.install(down=lambda name: name in DEPENDENCIES and not DEPENDENCIES[name].up)
-        await watch_kafka(dependency("kafka"), settings.kafka_bootstrap)
+        await asyncio.gather(
+            watch_kafka(dependency("kafka"), settings.kafka_bootstrap),
+            watch_tcp(dependency("neo4j"), hostport(settings.neo4j_uri)),
+            watch_tcp(dependency("weaviate"), hostport(settings.weaviate_url)),
+        )
 
     @app.page("/healthz")
     async def healthz(web: Any, request: Any) -> Any:
@@ -423,8 +429,11 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         async def scanned(done: ScanComplete) -> None:
             await (await profiles_topic.send(key=b"scan", value=scan_update(done)))
 
+        async def opened(scan: str) -> None:
+            await (await profiles_topic.send(key=b"scan", value=scan_open_update(scan)))
+
         watcher = FileWatcher(data_dir, settings.state_dir, emit, send_dead, flush, retract=retract,
-                              completed=completed, scanned=scanned)  # fmt: skip
+                              completed=completed, scanned=scanned, opened=opened)  # fmt: skip
 
         @app.task
         async def watch() -> None:

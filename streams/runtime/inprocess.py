@@ -12,8 +12,9 @@ the contract does not cover yet and backfills from the records log. Topic names 
 What Kafka keeps for the Faust runtime, ``<ESC_STATE_DIR>/inprocess`` keeps here, so a restart continues:
 
 - ``records/<source>.jsonl``: the compacted records topic (what a backfill replays);
-- ``state.json``: the records offset (profile watermarks continue after it) and the ContractWriter's state
-  (the Faust runtime's changelog-backed table);
+- ``state.sqlite``: the records offset (profile watermarks continue after it) and the ContractWriter's state
+  entries (``agents/agent_state.py``; the Faust runtime's changelog-backed table), saved incrementally, one
+  transaction per pump;
 - ``contract.json`` and ``contracts/v<N>.json``: the compacted ``schema.contracts`` topic (latest and per
   version); ``diffs.jsonl`` and ``dlq.jsonl``: the ``schema.diffs`` and ``dlq`` topics;
 - ``<ESC_STATE_DIR>/connector/``: the file watcher's manifest (files already delivered are not re-read).
@@ -44,12 +45,14 @@ from esc.agents.pipeline import (
     flush_update,
     profile_messages,
     profile_update,
+    scan_open_update,
     scan_update,
 )
 from esc.agents.query.service import QueryService
 from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.agents.stores.seen import SeenRecords
+from esc.agents.stores.state_table import SqliteStateTable
 from esc.contract.labels import printable
 from esc.contract.model import Contract
 from esc.contract.serde import load_json
@@ -82,6 +85,7 @@ BATCH = 500  # records per extract / profile batch (faust_app.BATCH)
 CONTRACT_BATCH = 1000
 TICK_SECONDS = 2.0
 STATE_VERSION = 2
+RECORDS_OFFSET = "records_offset"  # the state-table entry holding the records topic's end offset
 PROFILES = "profiles"  # the internal profile-updates topic, as faust_app names it: <prefix>.profiles
 INGEST_SETTLE = 0.05  # seconds a file must be unchanged before a one-shot ingest reads it
 
@@ -112,8 +116,9 @@ class InProcessRuntime:
         self.contract_id = contract_id
         self.bus = bus or InProcessBus()
         self.log = RecordLog(self.dir / "records")
+        self.state = SqliteStateTable(self.dir / "state.sqlite")
         saved = self._load_state()
-        self.writer = ContractWriter.from_state(saved.get("writer"), contract_id=contract_id)
+        self.writer = ContractWriter.from_entries(saved, contract_id=contract_id)
         self.ingestor = Ingestor(graph, vectors, embedder, collection or collection_for(contract_id))
         self.worker = ExtractionWorker(self.ingestor, self.log.replay, state_path=self.dir / "extraction.json")
         self.seen = SeenRecords(self.dir / "seen.sqlite")  # records already profiled: re-deliveries count once
@@ -125,7 +130,7 @@ class InProcessRuntime:
         for spec, group in ((topics.RECORDS, "profile"), (topics.RECORDS, "extract"), (PROFILES, "contract"),
                             (topics.SCHEMA_CONTRACTS, "follow")):  # fmt: skip
             self.bus.subscribe(spec, group)
-        self.bus.start_at(topics.RECORDS, int(saved.get("records_offset", 0)))
+        self.bus.start_at(topics.RECORDS, int(saved.get(RECORDS_OFFSET, 0)))
         restored = self.dir / "contract.json"
         if restored.exists():  # the compacted contracts topic survives the restart: the worker reads it first
             self.bus.publish(topics.SCHEMA_CONTRACTS, latest_key(contract_id), restored.read_bytes())
@@ -135,28 +140,30 @@ class InProcessRuntime:
         if data_dir is not None:
             self.watcher = FileWatcher(data_dir, state_dir, self._emit, self._dead, self._flush, settle=settle,
                                        retract=self._retract, completed=self._completed,
-                                       scanned=self._scanned)  # fmt: skip
+                                       scanned=self._scanned, opened=self._opened)  # fmt: skip
 
     # ------------------------------------------------------------------------------------------------ state
-    def _load_state(self) -> dict[str, Any]:
-        path = self.dir / "state.json"
-        if not path.exists():
-            return {}
-        state: dict[str, Any] = json.loads(path.read_text("utf-8"))
-        if state.get("state_version") != STATE_VERSION:
-            raise ValueError(
-                f"{path}: in-process state version {state.get('state_version')!r}, this ESC reads {STATE_VERSION}; "
-                "point ESC_STATE_DIR at a new folder (or delete this one) and ingest again"
-            )
-        return state
+    def _load_state(self) -> dict[str, str]:
+        entries = self.state.load()
+        path = self.dir / "state.json"  # the format before state.sqlite: everything in one file
+        if not entries and path.exists():
+            state: dict[str, Any] = json.loads(path.read_text("utf-8"))
+            if state.get("state_version") != STATE_VERSION:
+                raise ValueError(
+                    f"{path}: in-process state version {state.get('state_version')!r}, this ESC reads "
+                    f"{STATE_VERSION}; point ESC_STATE_DIR at a new folder (or delete this one) and ingest again"
+                )
+            entries = {RECORDS_OFFSET: str(state.get("records_offset", 0))}
+            if state.get("writer"):
+                entries["state"] = json.dumps(state["writer"])
+        return entries
 
     def _save_state(self) -> None:
-        state = {
-            "state_version": STATE_VERSION,
-            "records_offset": self.bus.end_offset(topics.RECORDS),
-            "writer": self.writer.state(),
-        }
-        write_atomic(self.dir / "state.json", json.dumps(state, sort_keys=True))
+        """What changed since the last save, in one transaction (agents/agent_state.py)."""
+        changes: dict[str, str | None] = {**self.writer.state_changes(),
+                                          RECORDS_OFFSET: str(self.bus.end_offset(topics.RECORDS))}  # fmt: skip
+        self.state.save(changes)
+        self.writer.state_saved()
 
     # ------------------------------------------------------------------------------------------- connector
     async def _emit(self, msg: Emission) -> None:
@@ -179,6 +186,10 @@ class InProcessRuntime:
     async def _completed(self, done: list[Any]) -> None:
         for c in done:
             self.bus.publish(PROFILES, c.source.encode(), completion_update(c))
+        await self.pump()
+
+    async def _opened(self, scan: str) -> None:
+        self.bus.publish(PROFILES, b"scan", scan_open_update(scan))
         await self.pump()
 
     async def _scanned(self, done: ScanComplete) -> None:
@@ -283,6 +294,7 @@ class InProcessRuntime:
     def close(self) -> None:
         """Release the runtime's own files (the stores are closed by whoever opened them)."""
         self.seen.close()
+        self.state.close()
 
     async def tick(self) -> None:
         """The contract agent's timer: lets idle pushed sources settle."""
@@ -319,9 +331,10 @@ class InProcessRuntime:
         gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if rel not in here]
         total = len(present) + len(gone)
         self.watcher.begin_scan()  # one scan: its sources settle together, in whatever order files are read
+        stable = await self.watcher.settle_all(present)
         for i, path in enumerate([*present, *gone], start=1):
             if path.exists() or path.is_symlink():
-                self.summary.files += await self.watcher.process(path)
+                self.summary.files += await self.watcher.process(path, settled=path in stable)
             else:
                 await self.watcher.process(path)
                 self.summary.files_deleted += 1
