@@ -370,6 +370,13 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         card = await asyncio.to_thread(service.schema_card)
         return web.json(json.loads(json.dumps(card, default=str)))
 
+    @app.page("/contract")
+    async def contract_page(web: Any, request: Any) -> Any:  # the contract this worker applies (as embedded)
+        w = runtime.get("worker")
+        if w is None or w.contract is None:
+            return web.json({"error": "no contract yet"}, status=404)
+        return web.json(w.contract.model_dump(mode="json", by_alias=True))
+
     # -- HTTP --------------------------------------------------------------------------------------------------
     @app.page("/metrics")
     async def metrics_page(web: Any, request: Any) -> Any:
