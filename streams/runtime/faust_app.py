@@ -17,10 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import faust
 
@@ -31,31 +30,27 @@ from esc.agents.pipeline import (
     TICK,
     ContractWriter,
     ExtractionWorker,
-    completion_update,
     first_sightings,
     profile_update,
-    scan_open_update,
-    scan_update,
 )
-from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.seen import SeenRecords
 from esc.agents.stores.weaviate import collection_name
-from esc.agents.vector_outbox import VectorOutbox, VectorWriter, background_executor
+from esc.agents.vector_outbox import VectorOutbox, VectorWriter, run_writer
+from esc.contract.model import Contract
 from esc.settings import Settings
 from esc.streams import ce_binding, topics
-from esc.streams.connectors.base import Emission
-from esc.streams.connectors.file_watcher import FileWatcher
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
 from esc.streams.runtime import log_limits
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
+from esc.streams.runtime.faust_folder import folder_task
 from esc.streams.runtime.gc_tuning import tune_gc
 from esc.streams.runtime.http_auth import check_bind, middleware
+from esc.streams.runtime.http_surface import Surface, add_routes
 from esc.streams.runtime.kafka_io import read_topic, source_key_filter
 from esc.streams.runtime.lag import export_consumer_lag
 from esc.streams.runtime.profile_pool import ProfilePool
 from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watch_tcp
-from esc.streams.runtime.record_producer import RecordProducer
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
 from esc.streams.schema_events import parse_contract
@@ -65,9 +60,6 @@ PROFILE_BATCH = 5000
 REPLAY_BATCH = 5000  # one Neo4j transaction per entity type and batch (agents/stores/neo4j.py WRITE_BATCH)
 BATCH_WITHIN = 0.2
 TICK_SECONDS = 2.0
-VECTOR_IDLE_SECONDS = 0.1
-VECTOR_YIELD = 9.0
-VECTOR_RETRY_MAX_SECONDS = 30.0
 
 
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
@@ -312,26 +304,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         and nothing leaves the outbox before the store acknowledged it."""
         ing = worker().ingestor
         writer = VectorWriter(outbox, ing.vectors, background_embedder(), ing.collection, embed_batch=ing.embed_batch)
-        executor = background_executor()  # one low-priority thread: the graph path keeps the CPU it needs
-        loop = asyncio.get_running_loop()
-        delay = 0.5
-        while True:
-            try:
-                t0 = time.perf_counter()
-                applied = await loop.run_in_executor(executor, writer.drain_once)
-                delay = 0.5
-                if applied and worker().busy():
-                    # The graph path has work: take at most 1 / (1 + VECTOR_YIELD) of the time (10%), so that on a
-                    # small machine embedding does not slow the graph down (it catches up when that is idle).
-                    await asyncio.sleep(VECTOR_YIELD * (time.perf_counter() - t0))
-            except Exception:
-                log.exception("vector outbox: write failed; retrying in %.1f s (%d texts pending)", delay,
-                              outbox.pending())
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, VECTOR_RETRY_MAX_SECONDS)
-                continue
-            if not applied:
-                await asyncio.sleep(VECTOR_IDLE_SECONDS)
+        await run_writer(writer, lambda: worker().busy())
 
     # -- dead letters that clients wrote (esc push: stage "push") are counted here, the worker's own where sent --
     @app.agent(dlq_topic)
@@ -358,35 +331,28 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             dest = app.topic(reply_to, key_serializer="raw", value_serializer="raw") if ok else answers_topic
             await dest.send(key=env.id.encode(), value=env.model_dump_json().encode())
 
-    @app.page("/v1/ask")
-    class AskView(faust.web.View):  # a class-based view: function pages answer GET only
-        async def post(self, request: Any) -> Any:
-            env = await service.answer_async(await request.read())
-            bad = env.route == "abstain" and (env.reason or "").startswith("bad request")
-            return self.json(env.model_dump(mode="json"), status=400 if bad else 200)
-
-    @app.page("/v1/schema")
-    async def schema_page(web: Any, request: Any) -> Any:
-        card = await asyncio.to_thread(service.schema_card)
-        return web.json(json.loads(json.dumps(card, default=str)))
-
-    @app.page("/contract")
-    async def contract_page(web: Any, request: Any) -> Any:  # the contract this worker applies (as embedded)
+    # -- HTTP (streams/runtime/http_surface.py, the same routes as the embedded runtime) -----------------------
+    def health() -> dict[str, Any]:
         w = runtime.get("worker")
-        if w is None or w.contract is None:
-            return web.json({"error": "no contract yet"}, status=404)
-        return web.json(w.contract.model_dump(mode="json", by_alias=True))
+        return {
+            "ok": True,
+            "mode": "kafka",
+            "contract_version": w.contract.version if w and w.contract else None,
+            "backfill": w.tracker.snapshot() if w else {},
+            "deferred": len(w.deferred) if w else 0,
+            "vectors_pending": outbox.pending(),
+            "contract_agent": agent_step.snapshot(),
+        }
 
-    # -- HTTP --------------------------------------------------------------------------------------------------
-    @app.page("/metrics")
-    async def metrics_page(web: Any, request: Any) -> Any:
-        return web.bytes(metrics.render(), content_type="text/plain; version=0.0.4")
-
-    @app.page("/readyz")
-    async def readyz(web: Any, request: Any) -> Any:
+    def ready() -> dict[str, Any]:
         w = runtime.get("worker")
-        report = readiness(DEPENDENCIES, agent_step, w.tracker if w else None)
-        return web.json(report, status=200 if report["ready"] else 503)
+        return readiness(DEPENDENCIES, agent_step, w.tracker if w else None)
+
+    def contract_in_use() -> Contract | None:
+        w = runtime.get("worker")
+        return w.contract if w is not None else None
+
+    add_routes(cast(Any, app.web).web_app.router, Surface(health, ready, contract_in_use, lambda: service))
 
     @app.task
     async def kafka_watch() -> None:
@@ -398,56 +364,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             watch_tcp(dependency("weaviate"), hostport(settings.weaviate_url)),
         )
 
-    @app.page("/healthz")
-    async def healthz(web: Any, request: Any) -> Any:
-        w = runtime.get("worker")
-        return web.json(
-            {
-                "ok": True,
-                "contract_version": w.contract.version if w and w.contract else None,
-                "backfill": w.tracker.snapshot() if w else {},
-                "deferred": len(w.deferred) if w else 0,
-                "vectors_pending": outbox.pending(),
-                "contract_agent": agent_step.snapshot(),
-            }
-        )
-
-    # -- drop folder -------------------------------------------------------------------------------------------
+    # -- drop folder (streams/runtime/faust_folder.py) ----------------------------------------------------------
     if data_dir is not None:
-        producer = RecordProducer(settings.kafka_bootstrap)  # librdkafka: the hot path of a file load
-
-        async def emit(msg: Emission) -> None:
-            await producer.send(records_name, msg.key, msg.value)
-            metrics.RECORDS_PRODUCED.labels(metrics.source_label(msg.source)).inc()
-
-        async def retract(keys: list[str]) -> None:
-            for key in keys:
-                await producer.send(records_name, key.encode("utf-8"), None)
-
-        async def flush() -> None:
-            await producer.flush()
-
-        # Both are awaited until Kafka has them: the connector then records the file (or the scan) as done, and a
-        # lost end-of-file or end-of-scan would leave its sources waiting forever.
-        async def completed(done: list[Any]) -> None:
-            sent = [await profiles_topic.send(key=c.source.encode(), value=completion_update(c)) for c in done]
-            await asyncio.gather(*sent)
-
-        async def scanned(done: ScanComplete) -> None:
-            await (await profiles_topic.send(key=b"scan", value=scan_update(done)))
-
-        async def opened(scan: str) -> None:
-            await (await profiles_topic.send(key=b"scan", value=scan_open_update(scan)))
-
-        watcher = FileWatcher(data_dir, settings.state_dir, emit, send_dead, flush, retract=retract,
-                              completed=completed, scanned=scanned, opened=opened)  # fmt: skip
-
-        @app.task
-        async def watch() -> None:
-            try:
-                await watcher.run()
-            finally:
-                await asyncio.to_thread(producer.close)
+        app.task(folder_task(settings, data_dir, records_name, profiles_topic, send_dead))
 
     return app
 

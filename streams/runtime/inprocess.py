@@ -373,6 +373,8 @@ class InProcessRuntime:
             "contract_version": self.contract.version if self.contract else None,
             "backfill": self.worker.tracker.snapshot(),
             "deferred": len(self.worker.deferred),
+            "vectors_pending": 0,  # vectors are written with the graph (no outbox)
+            "contract_agent": {"step": "waiting for a batch", "seconds": 0.0},  # runs inside pump(), never stuck
         }
 
     async def serve(self, host: str, port: int, tick_seconds: float = TICK_SECONDS, token: str = "") -> None:
