@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from esc.agents import metrics
-from esc.agents.embedding import Embedder, get_embedder
+from esc.agents.embedding import Embedder
 from esc.agents.ingest import Ingestor
 from esc.agents.pipeline import (
     TICK,
@@ -56,7 +56,6 @@ from esc.agents.stores.state_table import SqliteStateTable
 from esc.contract.labels import printable
 from esc.contract.model import Contract
 from esc.contract.serde import load_json
-from esc.settings import Settings
 from esc.streams import topics
 from esc.streams.connectors.base import Emission
 from esc.streams.connectors.file_watcher import FileWatcher, drop_files
@@ -385,57 +384,4 @@ class InProcessRuntime:
         await serve(self, host, port, tick_seconds, token)
 
 
-def open_runtime(
-    settings: Settings,
-    data_dir: Path | None,
-    *,
-    graph: GraphStore | None = None,
-    vectors: VectorStore | None = None,
-    embedder: Embedder | None = None,
-    bus: InProcessBus | None = None,
-    settle: float = 0.5,
-) -> tuple[InProcessRuntime, Callable[[], None]]:
-    """A runtime over the embedded stores in ``settings.state_dir`` (or the stores given); and its closer."""
-    opened: list[GraphStore | VectorStore] = []
-    if graph is None or vectors is None:
-        from esc.agents.stores.embedded import open_embedded
-
-        g, v = open_embedded(settings.state_dir)
-        graph, vectors = graph or g, vectors or v
-        opened = [g, v]
-    runtime = InProcessRuntime(
-        graph,
-        vectors,
-        embedder or get_embedder(),
-        settings.state_dir,
-        data_dir,
-        contract_id=settings.app_id,
-        bus=bus or InProcessBus(settings.topic_prefix),
-        settle=settle,
-    )
-
-    def close() -> None:
-        runtime.close()
-        for store in opened:
-            store.close()
-
-    return runtime, close
-
-
-def ingest_embedded(
-    settings: Settings, data_dir: Path, embedder: Embedder | None = None, progress: Progress | None = None
-) -> RunSummary:
-    """``esc ingest DIR --embedded``: ingest once into the embedded stores and return when everything is current."""
-    runtime, close = open_runtime(settings, data_dir, embedder=embedder, settle=INGEST_SETTLE)
-    try:
-        summary = asyncio.run(runtime.ingest_once(progress))
-        if runtime.contract is not None:
-            # the first `esc ask --embedded` then reads the grounding instead of building it
-            from esc.agents.query.grounding import Grounding
-
-            Grounding.cached(runtime.contract, runtime.ingestor.graph, state_folder(settings.state_dir) / "grounding")
-        return summary
-    finally:
-        close()
-
-
+from esc.streams.runtime.embedded import ingest_embedded, open_runtime  # noqa: E402  (re-exported; they build the runtime above)
