@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 import os
-import stat
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -36,6 +35,15 @@ from esc.agents.scan_groups import ScanComplete
 from esc.contract.labels import printable, record_label, source_label
 from esc.contract.records import Record, Rejected
 from esc.streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
+from esc.streams.connectors.folder_files import (  # noqa: F401  (drop_files, delivery_order: re-exported)
+    Manifest,
+    NotRegularFile,
+    delivery_order,
+    drop_files,
+    file_sha256,
+    regular_file,
+)
+from esc.streams.connectors.stream_corpus import FILE_FIELD, CorpusDirs
 from esc.streams.events import DeadLetter, envelope_for
 from esc.streams.limits import max_fields as configured_max_fields
 from esc.streams.local_files import write_atomic
@@ -48,44 +56,6 @@ Opened = Callable[[str], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 BATCH = 500
-
-
-class NotRegularFile(OSError):
-    """The path is a FIFO, socket, device or folder: never read as data."""
-
-
-def regular_file(path: Path) -> bool:
-    """True for a regular file (a symbolic link is followed); FIFOs, sockets and devices are not (never opened:
-    ``stat`` does not open; opening a FIFO blocks until a writer comes)."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
-def drop_files(root: Path) -> list[Path]:
-    """Every entry under ``root`` that is not a folder, sorted: regular files and links to read, special files
-    (FIFOs, sockets, devices) and dangling links to refuse. Hidden entries are left out, and links to folders are
-    not walked. Never opens a file."""
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        here = Path(dirpath)
-        out.extend(here / f for f in filenames if not f.startswith("."))
-    return sorted(out)
-
-
-def file_sha256(path: Path) -> str:
-    """The content hash, read in 1 MiB chunks. Opened without blocking and checked to be a regular file, so a
-    FIFO put in place of a file after it was listed raises :class:`NotRegularFile` instead of hanging."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(f"not a regular file: {path}")
-        h = hashlib.sha256()
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def emission_for(record: Record, rel: str, file_hash: str) -> Emission | Rejected:
@@ -109,36 +79,6 @@ def dead_letter_for(rej: Rejected) -> DeadLetter:
     )
 
 
-def delivery_order(paths: Iterable[Path]) -> list[Path]:
-    """Deletions first, then files from the smallest up (then by name). In a bulk drop the small reference
-    tables then settle before the large tables that point at them, so a large table's foreign keys are already
-    known when it settles and its records are written once, instead of once more per late foreign key."""
-
-    def key(p: Path) -> tuple[int, int, str]:
-        try:
-            return (1, p.stat().st_size, p.as_posix())
-        except FileNotFoundError:
-            return (0, 0, p.as_posix())
-
-    return sorted(paths, key=key)
-
-
-class Manifest:
-    """Content hashes of files fully delivered, persisted as JSON (written atomically)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.hashes: dict[str, str] = {}
-        if path.exists():
-            try:
-                self.hashes = json.loads(path.read_text("utf-8"))
-            except (OSError, ValueError):
-                log.warning("manifest %s unreadable; starting empty (downstream writes are idempotent)", path)
-
-    def save(self) -> None:
-        write_atomic(self.path, json.dumps(self.hashes, sort_keys=True, indent=0))
-
-
 class FileWatcher(Connector):
     def __init__(
         self,
@@ -153,6 +93,7 @@ class FileWatcher(Connector):
         scanned: Scanned | None = None,
         max_fields: int | None = None,
         opened: Opened | None = None,
+        corpora: CorpusDirs | None = None,
     ) -> None:
         super().__init__(emit, dead_letter, flush)
         self.max_fields = configured_max_fields() if max_fields is None else max_fields
@@ -164,6 +105,7 @@ class FileWatcher(Connector):
         self.completed = completed
         self.scanned = scanned
         self.opened = opened
+        self.corpora = CorpusDirs() if corpora is None else corpora  # corpus detection (stream_corpus.py)
         self.files_done = 0
         self._scan_path = state_dir / "connector" / "scan.json"
         self._scan: dict[str, Any] | None = None  # {"id": ..., "members": [[source, file], ...]} while scanning
@@ -177,7 +119,8 @@ class FileWatcher(Connector):
         await self.scan_once()
         async for changes in awatch(self.root, debounce=300, step=50, recursive=True):
             self.begin_scan()
-            for path in delivery_order({Path(p) for _, p in changes}):
+            paths = {Path(p) for _, p in changes}
+            for path in delivery_order(paths | self.corpora.siblings(paths)):
                 await self.process(path)
             await self.end_scan()
 
@@ -195,6 +138,7 @@ class FileWatcher(Connector):
         """Start a scan, or resume the one a crash interrupted (its completions already went out under its id)."""
         if self._scan is not None:
             return
+        self.corpora.new_scan()
         try:
             self._scan = json.loads(self._scan_path.read_text("utf-8"))
         except (OSError, ValueError):
@@ -283,9 +227,10 @@ class FileWatcher(Connector):
             return 0  # gone since it was listed: its deletion is the next change
         except OSError as exc:  # unreadable (permissions), or a special file put in its place
             return await self._refuse(path, rel, "unreadable", f"cannot read the file: {exc.strerror or exc}")
-        if self.manifest.hashes.get(rel) == digest:
-            return 0
         fmt = format_for(path)
+        corpus = self.corpora.source_for(path, fmt) if fmt is not None else None
+        if self.manifest.hashes.get(rel) == digest and not self._regroup(rel, corpus):
+            return 0
         if fmt is None:
             await self.dead_letter(
                 DeadLetter.of(f"unsupported file: no reader for '{path.suffix}'", "connector", None, location=rel)
@@ -293,9 +238,9 @@ class FileWatcher(Connector):
             self.manifest.hashes[rel] = digest
             self.manifest.save()
             return 0
-        sf = SourceFile(path=path, rel=rel, format=fmt, source=source_label(path.stem))
+        sf = SourceFile(path=path, rel=rel, format=fmt, source=corpus or source_label(path.stem))
         old = self._load_keys(rel)
-        keys = await self._deliver(sf, digest)
+        keys = await self._deliver(sf, digest, corpus is not None)
         await self._retract(sorted(set(old) - set(keys)))
         await self._gone(rel, self._sources_of(old) - self._sources_of(keys), digest)
         self._save_keys(rel, keys)
@@ -344,16 +289,28 @@ class FileWatcher(Connector):
             return False
         return False
 
-    async def _deliver(self, sf: SourceFile, digest: str) -> list[str]:
-        """Emit every record of the file; returns the record keys it produced."""
+    def _regroup(self, rel: str, corpus: str | None) -> bool:
+        """An unchanged file delivered under its own name whose directory is a corpus now: deliver it again."""
+        return corpus is not None and corpus not in self._sources_of(self._load_keys(rel))
+
+    async def _deliver(self, sf: SourceFile, digest: str, corpus: bool = False) -> list[str]:
+        """Emit every record of the file (a corpus member's top-level records name their file in
+        ``FILE_FIELD``); returns the record keys it produced."""
         await self._open_scan()
         items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
         counts: Counter[str] = Counter()
 
         def next_batch() -> list[Emission | Rejected]:  # in a thread: read, build and serialize envelopes
-            return [item if isinstance(item, Rejected) else emission_for(item, sf.rel, digest)
-                    for item in islice(items, BATCH)]
+            out: list[Emission | Rejected] = []
+            for item in islice(items, BATCH):
+                if isinstance(item, Rejected):
+                    out.append(item)
+                    continue
+                if corpus and item.source == sf.source:
+                    item.values.setdefault(FILE_FIELD, sf.rel)
+                out.append(emission_for(item, sf.rel, digest))
+            return out
 
         while True:
             batch = await asyncio.to_thread(next_batch)

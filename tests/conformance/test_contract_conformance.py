@@ -18,8 +18,9 @@ import pytest
 from esc.agents.embedding import HashingEmbedder
 from esc.agents.extractors import PENDING
 from esc.contract.model import Contract
-from esc.settings import load
+from esc.settings import Settings, load
 from esc.streams.runtime.inprocess import open_runtime
+from tests.integration.conftest import require
 from tests.integration.truth import drop_pack, wipe_labels
 from tests.integration.worker import Worker, poll
 from tests.paths import RELATIONAL
@@ -75,8 +76,15 @@ def worker_contract(worker: Worker) -> Contract | None:
 
 @pytest.mark.parametrize("name", PACKS)
 def test_the_faust_worker_and_the_embedded_runtime_infer_the_same_contract(
-    name: str, kafka_bootstrap: str, neo4j_driver: Any, tmp_path: Path
+    name: str, settings: Settings, tmp_path: Path
 ) -> None:
+    from neo4j import GraphDatabase
+
+    from esc.stack.kafka import describe_cluster
+    from esc.stack.neo4j import bolt_ping
+
+    require(settings, "kafka", settings.kafka_bootstrap, lambda: describe_cluster(settings.kafka_bootstrap, 5.0))
+    require(settings, "neo4j", settings.neo4j_uri, lambda: bolt_ping(settings.neo4j_uri, timeout_s=5.0))
     pack = RELATIONAL / name
     want = summary(embedded_contract(pack, tmp_path))
     worker = Worker(tmp_path / "w").start()
@@ -92,4 +100,5 @@ def test_the_faust_worker_and_the_embedded_runtime_infer_the_same_contract(
         assert summary(got) == want
     finally:
         worker.stop()
-        wipe_labels(neo4j_driver, [e[0] for e in want["entities"]], list(want["sources"]), worker.label(""))
+        with GraphDatabase.driver(settings.neo4j_uri, auth=None) as driver:
+            wipe_labels(driver, [e[0] for e in want["entities"]], list(want["sources"]), worker.label(""))
