@@ -120,18 +120,21 @@ class FileWatcher(Connector):
         async for changes in awatch(self.root, debounce=300, step=50, recursive=True):
             self.begin_scan()
             paths = {Path(p) for _, p in changes}
-            for path in delivery_order(paths | self.corpora.siblings(paths)):
-                await self.process(path)
+            await self._process_all(delivery_order(paths | self.corpora.siblings(paths)))
             await self.end_scan()
 
     async def scan_once(self) -> int:
         """Deliver every file under root that is new or changed since the manifest; returns files delivered."""
-        delivered = 0
         self.begin_scan()
-        for path in delivery_order(drop_files(self.root)):
-            delivered += await self.process(path)
+        delivered = await self._process_all(delivery_order(drop_files(self.root)))
         await self.end_scan()
         return delivered
+
+    async def _process_all(self, paths: list[Path]) -> int:
+        """Process paths in order, waiting for their stability once for all of them (a drop of 500 files waited
+        ``settle`` seconds per file, one after another)."""
+        stable = await self.settle_all([p for p in paths if p.exists() and not p.is_symlink()])
+        return sum([await self.process(p, settled=p in stable) for p in paths])
 
     # -- scans: the files of one scan settle together (agents/scan_groups.py) ---------------------------------------
     def begin_scan(self) -> None:
