@@ -189,6 +189,8 @@ class FileWatcher(Connector):
             return out
 
         paths = list(paths)
+        if not paths:
+            return set()
         before = await asyncio.to_thread(stats)
         await asyncio.sleep(self.settle)
         after = await asyncio.to_thread(stats)
