@@ -123,10 +123,18 @@ class ContractAgent:
         self.caps = caps
         self.sources: dict[str, SourceState] = {}
         self.applied: dict[str, int] = {}  # "stream\x1fsource" -> last offset applied
+        self.marks_of: dict[str, set[str]] = {}  # source -> its keys in ``applied``
         self.scans = ScanGroups()  # sources of one folder scan settle together
         self.dropped = 0  # re-delivered deltas dropped
         self.newly_settled: list[str] = []  # sources that settled in the last apply
+        self.resettled: list[str] = []  # settled again in the last apply (a new file version, a scan's end)
         self.last_seconds = 0.0  # time the last apply spent inferring and evolving
+        # Never-settled file sources whose changes wait for the open scans to end: one version per scan, not one
+        # per file (a folder of 500 small files made 500 versions, each a full contract dump).
+        self.held: set[str] = set()
+        # Incremental state (agents/agent_state.py): sources changed since the last save, and the contract saved.
+        self.touched: set[str] = set()
+        self.saved_contract: Contract | None = None
 
     # ---------------------------------------------------------------------------------------------- intake
     def _take(self, d: ProfileDelta, now: float, batch: dict[tuple[str, str | None, str | None], list[SourceProfile]]) -> bool:
@@ -139,6 +147,7 @@ class ContractAgent:
             return False
         for key, offset in marks.items():
             self.applied[key] = max(offset, self.applied.get(key, -1))
+        self.marks_of.setdefault(d.source, set()).update(marks)
         batch.setdefault((d.source, file, d.meta.file_hash), []).append(SourceProfile.from_dict(d.profile, self.caps))
         st = self.sources.get(d.source)
         if st is None:
@@ -148,6 +157,7 @@ class ContractAgent:
         st.parent = st.parent or d.meta.parent
         st.array_path = st.array_path or d.meta.array_path
         st.last_seen = now
+        self.touched.add(d.source)
         return True
 
     def _merge_batch(self, batch: Mapping[tuple[str, str | None, str | None], list[SourceProfile]]) -> set[str]:
@@ -170,6 +180,7 @@ class ContractAgent:
             st.last_seen = now
         if c.scan is not None and c.records:
             self.scans.note(c.scan, c.source, c.file)
+        self.touched.add(c.source)
         return st.complete(c.file, c.file_hash, c.records)
 
     # ---------------------------------------------------------------------------------------------- observed
@@ -229,10 +240,13 @@ class ContractAgent:
         now: float | None = None,
         scans: Sequence[ScanComplete] = (),
         flushes: Sequence[str] = (),
+        opened: Sequence[str] = (),
     ) -> tuple[Contract, ContractDiff | None]:
-        """Merge deltas and completions, close scans, mark flushed topic sources (a producer's end of batch, after
-        its records' deltas); evolve the contract. ``(contract, diff or None)``."""
+        """Open and close scans, merge deltas and completions, mark flushed topic sources (a producer's end of
+        batch, after its records' deltas); evolve the contract. ``(contract, diff or None)``."""
         now = time.time() if now is None else now
+        for scan in opened:
+            self.scans.open(scan)
         changed: set[str] = set()
         taken: dict[str, int] = {}
         marks: dict[str, str] = {}
@@ -250,20 +264,27 @@ class ContractAgent:
         for name in flushes:
             if name in self.sources:
                 self.sources[name].flushed = True
+                self.touched.add(name)
         own = {s: st.check_settled(now, self.settle_records, self.settle_seconds) for s, st in self.sources.items()}
         held = self.scans.holding(lambda s: own.get(s, False))
         self.newly_settled = []
+        self.resettled = []
         reinfer = False
         for s, st in sorted(self.sources.items()):
             was = st.settled
             st.settled = own[s] and s not in held
+            if st.settled != was:
+                self.touched.add(s)
             if st.settled and not was:
                 if not st.ever_settled:
                     self.newly_settled.append(s)
+                else:
+                    self.resettled.append(s)
                 st.ever_settled = True
                 reinfer = True
             elif st.settled and s in changed:
                 reinfer = True
+        changed = self._hold(changed)
         if not changed and not reinfer:
             return self.contract, None
         reason = self._reason(taken, marks, completions)
@@ -279,6 +300,17 @@ class ContractAgent:
             for item in diff.added:
                 metrics.SCHEMA_DIFFS.labels(item.kind).inc()
         return self.contract, diff
+
+    def _hold(self, changed: set[str]) -> set[str]:
+        """Changes to never-settled file sources wait while a scan is open (they are pending, their records are
+        not written yet); once no scan is open they go into one version with everything that settled."""
+        if self.scans.any_open():
+            held = {s for s in changed if not self.sources[s].ever_settled and self.sources[s].file_fed}
+            self.held |= held
+            return changed - held
+        changed |= {s for s in self.held if s in self.sources}
+        self.held.clear()
+        return changed
 
     def tick(self, now: float | None = None) -> tuple[Contract, ContractDiff | None]:
         """Settle idle topic sources (no delta needed); call on a timer."""
@@ -331,5 +363,7 @@ class ContractAgent:
         )
         agent.sources = {s: SourceState.from_dict(s, d, caps) for s, d in state["sources"].items()}
         agent.applied = {k: int(v) for k, v in state["applied"].items()}
+        for key in agent.applied:
+            agent.marks_of.setdefault(key.split("\x1f")[1] if "\x1f" in key else "", set()).add(key)
         agent.scans = ScanGroups.from_dict(state.get("scans", {}))
         return agent

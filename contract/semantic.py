@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from esc.contract.sketches import DEC_RE, INT_RE
@@ -124,12 +125,20 @@ _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 def tokens(name: str) -> list[str]:
     """Lower-case words of a field or source name: ``SupportRepId`` -> support, rep, id; ``l_orderkey`` -> l,
     orderkey."""
-    return [t.lower() for part in re.split(r"[^A-Za-z0-9]+", name) for t in _CAMEL.findall(part)]
+    return list(_tokens(name))
+
+
+@lru_cache(maxsize=1 << 16)
+def _tokens(name: str) -> tuple[str, ...]:
+    # cached: foreign-key inference asks the words of every column once per candidate target source (a folder of
+    # 500 small sources: a million times)
+    return tuple(t.lower() for part in re.split(r"[^A-Za-z0-9]+", name) for t in _CAMEL.findall(part))
 
 
 ID_SUFFIXES = ("id", "key", "code", "no", "num", "nr", "number", "ref", "fk", "pk", "sk", "uuid", "guid")
 
 
+@lru_cache(maxsize=1 << 16)
 def id_word(name: str) -> str | None:
     """The id-like word a name ends with (``AlbumId`` -> id, ``c_custkey`` -> key, ``TerritoryID`` -> id,
     ``l_linenumber`` -> number), else None."""

@@ -62,6 +62,16 @@ class Settings(BaseSettings):
     llm_deadline: float = Field(default=300.0, ge=0.1, description="seconds per operation, all calls")
     # Bearer token for the HTTP API's data endpoints; required to bind the API beyond loopback.
     api_token: str = Field(default="", repr=False)
+    corpus_min_files: int = Field(
+        default=50, ge=2, description="similar files in one directory that make it one source (a corpus)"
+    )
+    embedder: str = Field(default="", description="minilm | hashing | openai; empty: minilm if installed")
+    embed_base_url: str = ""
+    embed_model: str = ""
+    embed_api_key: str = Field(default="", repr=False)
+    embed_dim: int | None = Field(default=None, ge=1)
+    embed_model_path: str = ""
+    embed_tokenizer_path: str = ""
     max_fields: int = Field(
         default=MAX_FIELDS_PER_SOURCE, ge=1, description="fields per source; later names go to the _overflow map"
     )

@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 import os
-import stat
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
@@ -36,6 +35,15 @@ from esc.agents.scan_groups import ScanComplete
 from esc.contract.labels import printable, record_label, source_label
 from esc.contract.records import Record, Rejected
 from esc.streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
+from esc.streams.connectors.folder_files import (  # noqa: F401  (drop_files, delivery_order: re-exported)
+    Manifest,
+    NotRegularFile,
+    delivery_order,
+    drop_files,
+    file_sha256,
+    regular_file,
+)
+from esc.streams.connectors.stream_corpus import FILE_FIELD, CorpusDirs
 from esc.streams.events import DeadLetter, envelope_for
 from esc.streams.limits import max_fields as configured_max_fields
 from esc.streams.local_files import write_atomic
@@ -44,47 +52,10 @@ from esc.streams.readers import SourceFile, format_for, read
 Retract = Callable[[list[str]], Awaitable[None]]
 Completed = Callable[[list[SourceComplete]], Awaitable[None]]
 Scanned = Callable[[ScanComplete], Awaitable[None]]
+Opened = Callable[[str], Awaitable[None]]
 
 log = logging.getLogger(__name__)
 BATCH = 500
-
-
-class NotRegularFile(OSError):
-    """The path is a FIFO, socket, device or folder: never read as data."""
-
-
-def regular_file(path: Path) -> bool:
-    """True for a regular file (a symbolic link is followed); FIFOs, sockets and devices are not (never opened:
-    ``stat`` does not open; opening a FIFO blocks until a writer comes)."""
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except (OSError, ValueError):
-        return False
-
-
-def drop_files(root: Path) -> list[Path]:
-    """Every entry under ``root`` that is not a folder, sorted: regular files and links to read, special files
-    (FIFOs, sockets, devices) and dangling links to refuse. Hidden entries are left out, and links to folders are
-    not walked. Never opens a file."""
-    out: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        here = Path(dirpath)
-        out.extend(here / f for f in filenames if not f.startswith("."))
-    return sorted(out)
-
-
-def file_sha256(path: Path) -> str:
-    """The content hash, read in 1 MiB chunks. Opened without blocking and checked to be a regular file, so a
-    FIFO put in place of a file after it was listed raises :class:`NotRegularFile` instead of hanging."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise NotRegularFile(f"not a regular file: {path}")
-        h = hashlib.sha256()
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def emission_for(record: Record, rel: str, file_hash: str) -> Emission | Rejected:
@@ -108,36 +79,6 @@ def dead_letter_for(rej: Rejected) -> DeadLetter:
     )
 
 
-def delivery_order(paths: Iterable[Path]) -> list[Path]:
-    """Deletions first, then files from the smallest up (then by name). In a bulk drop the small reference
-    tables then settle before the large tables that point at them, so a large table's foreign keys are already
-    known when it settles and its records are written once, instead of once more per late foreign key."""
-
-    def key(p: Path) -> tuple[int, int, str]:
-        try:
-            return (1, p.stat().st_size, p.as_posix())
-        except FileNotFoundError:
-            return (0, 0, p.as_posix())
-
-    return sorted(paths, key=key)
-
-
-class Manifest:
-    """Content hashes of files fully delivered, persisted as JSON (written atomically)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.hashes: dict[str, str] = {}
-        if path.exists():
-            try:
-                self.hashes = json.loads(path.read_text("utf-8"))
-            except (OSError, ValueError):
-                log.warning("manifest %s unreadable; starting empty (downstream writes are idempotent)", path)
-
-    def save(self) -> None:
-        write_atomic(self.path, json.dumps(self.hashes, sort_keys=True, indent=0))
-
-
 class FileWatcher(Connector):
     def __init__(
         self,
@@ -151,6 +92,8 @@ class FileWatcher(Connector):
         completed: Completed | None = None,
         scanned: Scanned | None = None,
         max_fields: int | None = None,
+        opened: Opened | None = None,
+        corpora: CorpusDirs | None = None,
     ) -> None:
         super().__init__(emit, dead_letter, flush)
         self.max_fields = configured_max_fields() if max_fields is None else max_fields
@@ -161,9 +104,12 @@ class FileWatcher(Connector):
         self.retract = retract
         self.completed = completed
         self.scanned = scanned
+        self.opened = opened
+        self.corpora = CorpusDirs() if corpora is None else corpora  # corpus detection (stream_corpus.py)
         self.files_done = 0
         self._scan_path = state_dir / "connector" / "scan.json"
         self._scan: dict[str, Any] | None = None  # {"id": ..., "members": [[source, file], ...]} while scanning
+        self._announced: str | None = None  # the scan whose opening this process sent
 
     # -- public --------------------------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -173,24 +119,29 @@ class FileWatcher(Connector):
         await self.scan_once()
         async for changes in awatch(self.root, debounce=300, step=50, recursive=True):
             self.begin_scan()
-            for path in delivery_order({Path(p) for _, p in changes}):
-                await self.process(path)
+            paths = {Path(p) for _, p in changes}
+            await self._process_all(delivery_order(paths | self.corpora.siblings(paths)))
             await self.end_scan()
 
     async def scan_once(self) -> int:
         """Deliver every file under root that is new or changed since the manifest; returns files delivered."""
-        delivered = 0
         self.begin_scan()
-        for path in delivery_order(drop_files(self.root)):
-            delivered += await self.process(path)
+        delivered = await self._process_all(delivery_order(drop_files(self.root)))
         await self.end_scan()
         return delivered
+
+    async def _process_all(self, paths: list[Path]) -> int:
+        """Process paths in order, waiting for their stability once for all of them (a drop of 500 files waited
+        ``settle`` seconds per file, one after another)."""
+        stable = await self.settle_all([p for p in paths if p.exists() and not p.is_symlink()])
+        return sum([await self.process(p, settled=p in stable) for p in paths])
 
     # -- scans: the files of one scan settle together (agents/scan_groups.py) ---------------------------------------
     def begin_scan(self) -> None:
         """Start a scan, or resume the one a crash interrupted (its completions already went out under its id)."""
         if self._scan is not None:
             return
+        self.corpora.new_scan()
         try:
             self._scan = json.loads(self._scan_path.read_text("utf-8"))
         except (OSError, ValueError):
@@ -201,9 +152,18 @@ class FileWatcher(Connector):
         scan, self._scan = self._scan, None
         if scan is None:
             return
-        if scan["members"] and self.scanned is not None:
+        if (scan["members"] or scan.get("opened")) and self.scanned is not None:
             await self.scanned(ScanComplete(scan=scan["id"], members=len(scan["members"])))
         self._scan_path.unlink(missing_ok=True)
+
+    async def _open_scan(self) -> None:
+        """Announce the scan before its first record (durably noted, so a resumed scan announces it again)."""
+        if self._scan is None or self.opened is None or self._announced == self._scan["id"]:
+            return
+        self._scan["opened"] = True
+        write_atomic(self._scan_path, json.dumps(self._scan))
+        await self.opened(str(self._scan["id"]))
+        self._announced = str(self._scan["id"])  # after a restart the open is sent again (idempotent)
 
     def _scan_members(self, rel: str, sources: Iterable[str]) -> str | None:
         """Add a file's sources to the open scan (durably, before their completions are sent); the scan id."""
@@ -214,7 +174,30 @@ class FileWatcher(Connector):
         write_atomic(self._scan_path, json.dumps(self._scan))
         return str(self._scan["id"])
 
-    async def process(self, path: Path) -> int:
+    async def settle_all(self, paths: Iterable[Path]) -> set[Path]:
+        """The paths whose size and mtime stay unchanged over one ``settle`` interval, waiting once for all of
+        them (a one-shot ingest of 500 small files waited 500 intervals, one per file); a path still changing is
+        left to :meth:`process`, which waits for it alone."""
+        def stats() -> dict[Path, tuple[int, int] | None]:
+            out: dict[Path, tuple[int, int] | None] = {}
+            for p in paths:
+                try:
+                    st = p.stat()
+                    out[p] = (st.st_size, st.st_mtime_ns)
+                except OSError:
+                    out[p] = None
+            return out
+
+        paths = list(paths)
+        if not paths:
+            return set()
+        before = await asyncio.to_thread(stats)
+        await asyncio.sleep(self.settle)
+        after = await asyncio.to_thread(stats)
+        return {p for p in paths if before[p] is not None and before[p] == after[p]}
+
+    async def process(self, path: Path, settled: bool = False) -> int:
+        """Deliver one file if it is new or changed (``settled``: its size and mtime were seen stable already)."""
         # Printable (contract/labels.py), not normalized: the name every record id, dead letter and manifest entry
         # carries; two files whose names differ only in Unicode normalization stay two files.
         rel = printable(path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.name)
@@ -241,7 +224,7 @@ class FileWatcher(Connector):
                 return 0  # a link to a folder inside: its files are listed under their own paths
             return await self._refuse(path, rel, "special", "not a regular file (a FIFO, socket or device file "
                                       "is never opened)")
-        if not await self._settled(path):
+        if not settled and not await self._settled(path):
             return 0
         try:
             digest = await asyncio.to_thread(file_sha256, path)
@@ -249,9 +232,10 @@ class FileWatcher(Connector):
             return 0  # gone since it was listed: its deletion is the next change
         except OSError as exc:  # unreadable (permissions), or a special file put in its place
             return await self._refuse(path, rel, "unreadable", f"cannot read the file: {exc.strerror or exc}")
-        if self.manifest.hashes.get(rel) == digest:
-            return 0
         fmt = format_for(path)
+        corpus = self.corpora.source_for(path, fmt) if fmt is not None else None
+        if self.manifest.hashes.get(rel) == digest and not self._regroup(rel, corpus):
+            return 0
         if fmt is None:
             await self.dead_letter(
                 DeadLetter.of(f"unsupported file: no reader for '{path.suffix}'", "connector", None, location=rel)
@@ -259,9 +243,9 @@ class FileWatcher(Connector):
             self.manifest.hashes[rel] = digest
             self.manifest.save()
             return 0
-        sf = SourceFile(path=path, rel=rel, format=fmt, source=source_label(path.stem))
+        sf = SourceFile(path=path, rel=rel, format=fmt, source=corpus or source_label(path.stem))
         old = self._load_keys(rel)
-        keys = await self._deliver(sf, digest)
+        keys = await self._deliver(sf, digest, corpus is not None)
         await self._retract(sorted(set(old) - set(keys)))
         await self._gone(rel, self._sources_of(old) - self._sources_of(keys), digest)
         self._save_keys(rel, keys)
@@ -310,15 +294,28 @@ class FileWatcher(Connector):
             return False
         return False
 
-    async def _deliver(self, sf: SourceFile, digest: str) -> list[str]:
-        """Emit every record of the file; returns the record keys it produced."""
+    def _regroup(self, rel: str, corpus: str | None) -> bool:
+        """An unchanged file delivered under its own name whose directory is a corpus now: deliver it again."""
+        return corpus is not None and corpus not in self._sources_of(self._load_keys(rel))
+
+    async def _deliver(self, sf: SourceFile, digest: str, corpus: bool = False) -> list[str]:
+        """Emit every record of the file (a corpus member's top-level records name their file in
+        ``FILE_FIELD``); returns the record keys it produced."""
+        await self._open_scan()
         items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
         counts: Counter[str] = Counter()
 
         def next_batch() -> list[Emission | Rejected]:  # in a thread: read, build and serialize envelopes
-            return [item if isinstance(item, Rejected) else emission_for(item, sf.rel, digest)
-                    for item in islice(items, BATCH)]
+            out: list[Emission | Rejected] = []
+            for item in islice(items, BATCH):
+                if isinstance(item, Rejected):
+                    out.append(item)
+                    continue
+                if corpus and item.source == sf.source:
+                    item.values.setdefault(FILE_FIELD, sf.rel)
+                out.append(emission_for(item, sf.rel, digest))
+            return out
 
         while True:
             batch = await asyncio.to_thread(next_batch)

@@ -17,10 +17,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import faust
 
@@ -32,31 +31,28 @@ from esc.agents.pipeline import (
     TICK,
     ContractWriter,
     ExtractionWorker,
-    completion_update,
     first_sightings,
     profile_update,
-    scan_update,
 )
 from esc.agents.reconcile.hook import Reconciler
-from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.seen import SeenRecords
 from esc.agents.stores.weaviate import collection_name
-from esc.agents.vector_outbox import VectorOutbox, VectorWriter, background_executor
+from esc.agents.vector_outbox import VectorOutbox, VectorWriter, run_writer
+from esc.contract.model import Contract
 from esc.settings import Settings
 from esc.streams import ce_binding, topics
-from esc.streams.connectors.base import Emission
-from esc.streams.connectors.file_watcher import FileWatcher
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
 from esc.streams.runtime import log_limits
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
+from esc.streams.runtime.faust_folder import folder_task
 from esc.streams.runtime.gc_tuning import tune_gc
 from esc.streams.runtime.http_auth import check_bind, middleware
+from esc.streams.runtime.http_surface import Surface, add_routes
 from esc.streams.runtime.kafka_io import read_topic, source_key_filter
 from esc.streams.runtime.lag import export_consumer_lag
 from esc.streams.runtime.profile_pool import ProfilePool
-from esc.streams.runtime.readiness import readiness, watch_kafka
-from esc.streams.runtime.record_producer import RecordProducer
+from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watch_tcp
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
 from esc.streams.schema_events import parse_contract
@@ -66,11 +62,7 @@ PROFILE_BATCH = 5000
 REPLAY_BATCH = 5000  # one Neo4j transaction per entity type and batch (agents/stores/neo4j.py WRITE_BATCH)
 BATCH_WITHIN = 0.2
 TICK_SECONDS = 2.0
-VECTOR_IDLE_SECONDS = 0.1
 MENTION_LINK_SECONDS = 5.0
-VECTOR_YIELD = 9.0
-VECTOR_RETRY_MAX_SECONDS = 30.0
-STATE_KEY = "state"
 
 
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
@@ -135,13 +127,17 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # One partition, written only by the single contract agent (see save_state).
     contract_state = app.Table("contract-agent", default=None, partitions=1, key_type=str, value_type=str)
 
-    async def save_state(value: str) -> None:
-        """Table write outside per-event iteration (the agent works on batches): the table has exactly one
-        partition, so the changelog entry goes to partition 0 explicitly (no partitioner, no metadata race). It
-        is awaited: the batch's profile updates are acknowledged only once the state holding them is durable, so
-        a crash in between re-delivers them (the agent drops re-applied watermarks) instead of losing them."""
-        contract_state.data[STATE_KEY] = value
-        await contract_state.send_changelog(0, STATE_KEY, value)
+    async def save_state(entries: dict[str, str]) -> None:
+        """The entries of the agent's state that changed (agents/agent_state.py), in order. Table writes outside
+        per-event iteration (the agent works on batches): the table has exactly one partition, so each changelog
+        entry goes to partition 0 explicitly (no partitioner, no metadata race). Awaited: the batch's profile
+        updates are acknowledged only once the state holding them is durable, so a crash in between re-delivers
+        them (the agent drops re-applied watermarks) instead of losing them."""
+        sent = []
+        for key, value in entries.items():
+            contract_state.data[key] = value
+            sent.append(contract_state.send_changelog(0, key, value))  # queued in order, one partition
+        await asyncio.gather(*sent)
 
     outbox = VectorOutbox(state / "vector-outbox.sqlite")  # vectors follow the graph (agents/vector_outbox.py)
 
@@ -218,9 +214,6 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             await asyncio.gather(*sent)
             await asyncio.to_thread(seen.sent, [i for i, _, _ in pending])
 
-    def state_json(writer: ContractWriter) -> str:
-        return json.dumps(writer.state())
-
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck
 
@@ -230,8 +223,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         async for batch in stream.take(1000, within=0.05):
             agent_step.enter("applying a batch")
             if writer is None:
-                raw = contract_state.get(STATE_KEY)
-                writer = ContractWriter.from_state(json.loads(raw) if raw else None, contract_id=settings.app_id)
+                entries = {str(k): str(v) for k, v in contract_state.data.items() if v is not None}
+                writer = ContractWriter.from_entries(entries, contract_id=settings.app_id)
             updates = [v for v in batch if v != TICK]
             out = await asyncio.to_thread(writer.on_updates, updates)  # inference and evolve: off the loop
             agent_step.enter("publishing diffs and contracts")
@@ -246,7 +239,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             writer.dead.clear()
             if updates or out.contracts:
                 agent_step.enter("saving its state")
-                await save_state(await asyncio.to_thread(state_json, writer))
+                await save_state(await asyncio.to_thread(writer.state_changes))
+                writer.state_saved()
             agent_step.enter(WAITING_FOR_BATCH)
 
     @app.timer(TICK_SECONDS)
@@ -326,31 +320,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         and nothing leaves the outbox before the store acknowledged it."""
         ing = worker().ingestor
         writer = VectorWriter(outbox, ing.vectors, background_embedder(), ing.collection, embed_batch=ing.embed_batch)
-        executor = background_executor()  # one low-priority thread: the graph path keeps the CPU it needs
-        loop = asyncio.get_running_loop()
-        delay = 0.5
-        while True:
-            try:
-                t0 = time.perf_counter()
-                applied = await loop.run_in_executor(executor, writer.drain_once)
-                delay = 0.5
-                if applied and worker().busy():
-                    # The graph path has work: take at most 1 / (1 + VECTOR_YIELD) of the time (10%), so that on a
-                    # small machine embedding does not slow the graph down (it catches up when that is idle).
-                    await asyncio.sleep(VECTOR_YIELD * (time.perf_counter() - t0))
-            except Exception:  # any store or embedder error: nothing left the outbox, retried with backoff
-                log.exception("vector outbox: write failed; retrying in %.1f s (%d texts pending)", delay,
-                              outbox.pending())
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, VECTOR_RETRY_MAX_SECONDS)
-                continue
-            if not applied:
-                if not worker().busy():  # idle: link new chunks to the entities they mention (agents/mention_linker.py)
-                    try:
-                        await loop.run_in_executor(executor, ing.link_mentions, MENTION_LINK_SECONDS)
-                    except Exception:  # any store error: linking is retried the next time the worker is idle
-                        log.exception("mention linking failed; retried when idle again")
-                await asyncio.sleep(VECTOR_IDLE_SECONDS)
+        await run_writer(writer, lambda: worker().busy(), lambda: ing.link_mentions(MENTION_LINK_SECONDS))
 
     # -- dead letters that clients wrote (esc push: stage "push") are counted here, the worker's own where sent --
     @app.agent(dlq_topic)
@@ -377,82 +347,42 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             dest = app.topic(reply_to, key_serializer="raw", value_serializer="raw") if ok else answers_topic
             await dest.send(key=env.id.encode(), value=env.model_dump_json().encode())
 
-    @app.page("/v1/ask")
-    class AskView(faust.web.View):  # a class-based view: function pages answer GET only
-        async def post(self, request: Any) -> Any:
-            env = await service.answer_async(await request.read())
-            bad = env.route == "abstain" and (env.reason or "").startswith("bad request")
-            return self.json(env.model_dump(mode="json"), status=400 if bad else 200)
-
-    @app.page("/v1/schema")
-    async def schema_page(web: Any, request: Any) -> Any:
-        card = await asyncio.to_thread(service.schema_card)
-        return web.json(json.loads(json.dumps(card, default=str)))
-
-    # -- HTTP --------------------------------------------------------------------------------------------------
-    @app.page("/metrics")
-    async def metrics_page(web: Any, request: Any) -> Any:
-        return web.bytes(metrics.render(), content_type="text/plain; version=0.0.4")
-
-    @app.page("/readyz")
-    async def readyz(web: Any, request: Any) -> Any:
+    # -- HTTP (streams/runtime/http_surface.py, the same routes as the embedded runtime) -----------------------
+    def health() -> dict[str, Any]:
         w = runtime.get("worker")
-        report = readiness(DEPENDENCIES, agent_step, w.tracker if w else None)
-        return web.json(report, status=200 if report["ready"] else 503)
+        return {
+            "ok": True,
+            "mode": "kafka",
+            "contract_version": w.contract.version if w and w.contract else None,
+            "backfill": w.tracker.snapshot() if w else {},
+            "deferred": len(w.deferred) if w else 0,
+            "vectors_pending": outbox.pending(),
+            "contract_agent": agent_step.snapshot(),
+        }
+
+    def ready() -> dict[str, Any]:
+        w = runtime.get("worker")
+        return readiness(DEPENDENCIES, agent_step, w.tracker if w else None)
+
+    def contract_in_use() -> Contract | None:
+        w = runtime.get("worker")
+        return w.contract if w is not None else None
+
+    add_routes(cast(Any, app.web).web_app.router, Surface(health, ready, contract_in_use, lambda: service))
 
     @app.task
     async def kafka_watch() -> None:
         # Faust has set up logging by now: bound what the clients repeat, hold them back during a reported outage
         log_limits.install(down=lambda name: name in DEPENDENCIES and not DEPENDENCIES[name].up)
-        await watch_kafka(dependency("kafka"), settings.kafka_bootstrap)
-
-    @app.page("/healthz")
-    async def healthz(web: Any, request: Any) -> Any:
-        w = runtime.get("worker")
-        return web.json(
-            {
-                "ok": True,
-                "contract_version": w.contract.version if w and w.contract else None,
-                "backfill": w.tracker.snapshot() if w else {},
-                "deferred": len(w.deferred) if w else 0,
-                "vectors_pending": outbox.pending(),
-                "contract_agent": agent_step.snapshot(),
-            }
+        await asyncio.gather(
+            watch_kafka(dependency("kafka"), settings.kafka_bootstrap),
+            watch_tcp(dependency("neo4j"), hostport(settings.neo4j_uri)),
+            watch_tcp(dependency("weaviate"), hostport(settings.weaviate_url)),
         )
 
-    # -- drop folder -------------------------------------------------------------------------------------------
+    # -- drop folder (streams/runtime/faust_folder.py) ----------------------------------------------------------
     if data_dir is not None:
-        producer = RecordProducer(settings.kafka_bootstrap)  # librdkafka: the hot path of a file load
-
-        async def emit(msg: Emission) -> None:
-            await producer.send(records_name, msg.key, msg.value)
-            metrics.RECORDS_PRODUCED.labels(metrics.source_label(msg.source)).inc()
-
-        async def retract(keys: list[str]) -> None:
-            for key in keys:
-                await producer.send(records_name, key.encode("utf-8"), None)
-
-        async def flush() -> None:
-            await producer.flush()
-
-        # Both are awaited until Kafka has them: the connector then records the file (or the scan) as done, and a
-        # lost end-of-file or end-of-scan would leave its sources waiting forever.
-        async def completed(done: list[Any]) -> None:
-            sent = [await profiles_topic.send(key=c.source.encode(), value=completion_update(c)) for c in done]
-            await asyncio.gather(*sent)
-
-        async def scanned(done: ScanComplete) -> None:
-            await (await profiles_topic.send(key=b"scan", value=scan_update(done)))
-
-        watcher = FileWatcher(data_dir, settings.state_dir, emit, send_dead, flush, retract=retract,
-                              completed=completed, scanned=scanned)  # fmt: skip
-
-        @app.task
-        async def watch() -> None:
-            try:
-                await watcher.run()
-            finally:
-                await asyncio.to_thread(producer.close)
+        app.task(folder_task(settings, data_dir, records_name, profiles_topic, send_dead))
 
     return app
 

@@ -12,8 +12,9 @@ the contract does not cover yet and backfills from the records log. Topic names 
 What Kafka keeps for the Faust runtime, ``<ESC_STATE_DIR>/inprocess`` keeps here, so a restart continues:
 
 - ``records/<source>.jsonl``: the compacted records topic (what a backfill replays);
-- ``state.json``: the records offset (profile watermarks continue after it) and the ContractWriter's state
-  (the Faust runtime's changelog-backed table);
+- ``state.sqlite``: the records offset (profile watermarks continue after it) and the ContractWriter's state
+  entries (``agents/agent_state.py``; the Faust runtime's changelog-backed table), saved incrementally, one
+  transaction per pump;
 - ``contract.json`` and ``contracts/v<N>.json``: the compacted ``schema.contracts`` topic (latest and per
   version); ``diffs.jsonl`` and ``dlq.jsonl``: the ``schema.diffs`` and ``dlq`` topics;
 - ``<ESC_STATE_DIR>/connector/``: the file watcher's manifest (files already delivered are not re-read).
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from esc.agents import metrics
-from esc.agents.embedding import Embedder, get_embedder
+from esc.agents.embedding import Embedder
 from esc.agents.examples_runner import ExampleChecker
 from esc.agents.ingest import Ingestor
 from esc.agents.pipeline import (
@@ -45,6 +46,7 @@ from esc.agents.pipeline import (
     flush_update,
     profile_messages,
     profile_update,
+    scan_open_update,
     scan_update,
 )
 from esc.agents.query.service import QueryService
@@ -52,10 +54,10 @@ from esc.agents.reconcile.hook import Reconciler
 from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.agents.stores.seen import SeenRecords
+from esc.agents.stores.state_table import SqliteStateTable
 from esc.contract.labels import printable
 from esc.contract.model import Contract
 from esc.contract.serde import load_json
-from esc.settings import Settings
 from esc.streams import topics
 from esc.streams.connectors.base import Emission
 from esc.streams.connectors.file_watcher import FileWatcher, drop_files
@@ -84,6 +86,7 @@ BATCH = 500  # records per extract / profile batch (faust_app.BATCH)
 CONTRACT_BATCH = 1000
 TICK_SECONDS = 2.0
 STATE_VERSION = 2
+RECORDS_OFFSET = "records_offset"  # the state-table entry holding the records topic's end offset
 PROFILES = "profiles"  # the internal profile-updates topic, as faust_app names it: <prefix>.profiles
 INGEST_SETTLE = 0.05  # seconds a file must be unchanged before a one-shot ingest reads it
 
@@ -114,8 +117,9 @@ class InProcessRuntime:
         self.contract_id = contract_id
         self.bus = bus or InProcessBus()
         self.log = RecordLog(self.dir / "records")
+        self.state = SqliteStateTable(self.dir / "state.sqlite")
         saved = self._load_state()
-        self.writer = ContractWriter.from_state(saved.get("writer"), contract_id=contract_id)
+        self.writer = ContractWriter.from_entries(saved, contract_id=contract_id)
         self.ingestor = Ingestor(graph, vectors, embedder, collection or collection_for(contract_id),
                                  reconciler=Reconciler(graph, self.dir / "reconcile-members.sqlite"))  # fmt: skip
         self.worker = ExtractionWorker(self.ingestor, self.log.replay, state_path=self.dir / "extraction.json")
@@ -129,7 +133,7 @@ class InProcessRuntime:
         for spec, group in ((topics.RECORDS, "profile"), (topics.RECORDS, "extract"), (PROFILES, "contract"),
                             (topics.SCHEMA_CONTRACTS, "follow")):  # fmt: skip
             self.bus.subscribe(spec, group)
-        self.bus.start_at(topics.RECORDS, int(saved.get("records_offset", 0)))
+        self.bus.start_at(topics.RECORDS, int(saved.get(RECORDS_OFFSET, 0)))
         restored = self.dir / "contract.json"
         if restored.exists():  # the compacted contracts topic survives the restart: the worker reads it first
             self.bus.publish(topics.SCHEMA_CONTRACTS, latest_key(contract_id), restored.read_bytes())
@@ -139,28 +143,30 @@ class InProcessRuntime:
         if data_dir is not None:
             self.watcher = FileWatcher(data_dir, state_dir, self._emit, self._dead, self._flush, settle=settle,
                                        retract=self._retract, completed=self._completed,
-                                       scanned=self._scanned)  # fmt: skip
+                                       scanned=self._scanned, opened=self._opened)  # fmt: skip
 
     # ------------------------------------------------------------------------------------------------ state
-    def _load_state(self) -> dict[str, Any]:
-        path = self.dir / "state.json"
-        if not path.exists():
-            return {}
-        state: dict[str, Any] = json.loads(path.read_text("utf-8"))
-        if state.get("state_version") != STATE_VERSION:
-            raise ValueError(
-                f"{path}: in-process state version {state.get('state_version')!r}, this ESC reads {STATE_VERSION}; "
-                "point ESC_STATE_DIR at a new folder (or delete this one) and ingest again"
-            )
-        return state
+    def _load_state(self) -> dict[str, str]:
+        entries = self.state.load()
+        path = self.dir / "state.json"  # the format before state.sqlite: everything in one file
+        if not entries and path.exists():
+            state: dict[str, Any] = json.loads(path.read_text("utf-8"))
+            if state.get("state_version") != STATE_VERSION:
+                raise ValueError(
+                    f"{path}: in-process state version {state.get('state_version')!r}, this ESC reads "
+                    f"{STATE_VERSION}; point ESC_STATE_DIR at a new folder (or delete this one) and ingest again"
+                )
+            entries = {RECORDS_OFFSET: str(state.get("records_offset", 0))}
+            if state.get("writer"):
+                entries["state"] = json.dumps(state["writer"])
+        return entries
 
     def _save_state(self) -> None:
-        state = {
-            "state_version": STATE_VERSION,
-            "records_offset": self.bus.end_offset(topics.RECORDS),
-            "writer": self.writer.state(),
-        }
-        write_atomic(self.dir / "state.json", json.dumps(state, sort_keys=True))
+        """What changed since the last save, in one transaction (agents/agent_state.py)."""
+        changes: dict[str, str | None] = {**self.writer.state_changes(),
+                                          RECORDS_OFFSET: str(self.bus.end_offset(topics.RECORDS))}  # fmt: skip
+        self.state.save(changes)
+        self.writer.state_saved()
 
     # ------------------------------------------------------------------------------------------- connector
     async def _emit(self, msg: Emission) -> None:
@@ -183,6 +189,10 @@ class InProcessRuntime:
     async def _completed(self, done: list[Any]) -> None:
         for c in done:
             self.bus.publish(PROFILES, c.source.encode(), completion_update(c))
+        await self.pump()
+
+    async def _opened(self, scan: str) -> None:
+        self.bus.publish(PROFILES, b"scan", scan_open_update(scan))
         await self.pump()
 
     async def _scanned(self, done: ScanComplete) -> None:
@@ -287,6 +297,7 @@ class InProcessRuntime:
     def close(self) -> None:
         """Release the runtime's own files (the stores are closed by whoever opened them)."""
         self.seen.close()
+        self.state.close()
 
     async def tick(self) -> None:
         """The contract agent's timer: lets idle pushed sources settle."""
@@ -334,9 +345,10 @@ class InProcessRuntime:
         gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if rel not in here]
         total = len(present) + len(gone)
         self.watcher.begin_scan()  # one scan: its sources settle together, in whatever order files are read
+        stable = await self.watcher.settle_all(present)
         for i, path in enumerate([*present, *gone], start=1):
             if path.exists() or path.is_symlink():
-                self.summary.files += await self.watcher.process(path)
+                self.summary.files += await self.watcher.process(path, settled=path in stable)
             else:
                 await self.watcher.process(path)
                 self.summary.files_deleted += 1
@@ -375,6 +387,8 @@ class InProcessRuntime:
             "contract_version": self.contract.version if self.contract else None,
             "backfill": self.worker.tracker.snapshot(),
             "deferred": len(self.worker.deferred),
+            "vectors_pending": 0,  # vectors are written with the graph (no outbox)
+            "contract_agent": {"step": "waiting for a batch", "seconds": 0.0},  # runs inside pump(), never stuck
         }
 
     async def serve(self, host: str, port: int, tick_seconds: float = TICK_SECONDS, token: str = "") -> None:
@@ -385,57 +399,4 @@ class InProcessRuntime:
         await serve(self, host, port, tick_seconds, token)
 
 
-def open_runtime(
-    settings: Settings,
-    data_dir: Path | None,
-    *,
-    graph: GraphStore | None = None,
-    vectors: VectorStore | None = None,
-    embedder: Embedder | None = None,
-    bus: InProcessBus | None = None,
-    settle: float = 0.5,
-) -> tuple[InProcessRuntime, Callable[[], None]]:
-    """A runtime over the embedded stores in ``settings.state_dir`` (or the stores given); and its closer."""
-    opened: list[GraphStore | VectorStore] = []
-    if graph is None or vectors is None:
-        from esc.agents.stores.embedded import open_embedded
-
-        g, v = open_embedded(settings.state_dir)
-        graph, vectors = graph or g, vectors or v
-        opened = [g, v]
-    runtime = InProcessRuntime(
-        graph,
-        vectors,
-        embedder or get_embedder(),
-        settings.state_dir,
-        data_dir,
-        contract_id=settings.app_id,
-        bus=bus or InProcessBus(settings.topic_prefix),
-        settle=settle,
-    )
-
-    def close() -> None:
-        runtime.close()
-        for store in opened:
-            store.close()
-
-    return runtime, close
-
-
-def ingest_embedded(
-    settings: Settings, data_dir: Path, embedder: Embedder | None = None, progress: Progress | None = None
-) -> RunSummary:
-    """``esc ingest DIR --embedded``: ingest once into the embedded stores and return when everything is current."""
-    runtime, close = open_runtime(settings, data_dir, embedder=embedder, settle=INGEST_SETTLE)
-    try:
-        summary = asyncio.run(runtime.ingest_once(progress))
-        if runtime.contract is not None:
-            # the first `esc ask --embedded` then reads the grounding instead of building it
-            from esc.agents.query.grounding import Grounding
-
-            Grounding.cached(runtime.contract, runtime.ingestor.graph, state_folder(settings.state_dir) / "grounding")
-        return summary
-    finally:
-        close()
-
-
+from esc.streams.runtime.embedded import ingest_embedded, open_runtime  # noqa: E402  (re-exported; they build the runtime above)

@@ -8,11 +8,11 @@ import signal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from esc.agents import metrics
 from esc.agents.ingest import Ingestor
 from esc.agents.query.service import QueryService
 from esc.settings import Settings
 from esc.streams.runtime.http_auth import check_bind, middleware
+from esc.streams.runtime.http_surface import Surface, add_routes
 from esc.streams.runtime.readiness import readiness
 
 if TYPE_CHECKING:
@@ -34,44 +34,10 @@ async def serve(runtime: InProcessRuntime, host: str, port: int, tick_seconds: f
     if runtime.contract is not None:
         runtime.query.on_contract(runtime.contract)
 
-    async def metrics_page(request: web.Request) -> web.Response:
-        return web.Response(body=metrics.render(), content_type="text/plain", charset="utf-8")
-
-    async def healthz(request: web.Request) -> web.Response:
-        return web.json_response(runtime.health())
-
-    async def readyz(request: web.Request) -> web.Response:
-        # the embedded stores are in this process: ready unless a backfill stopped moving
-        report = readiness({}, None, runtime.worker.tracker)
-        return web.json_response(report, status=200 if report["ready"] else 503)
-
-    async def contract_page(request: web.Request) -> web.Response:
-        if runtime.contract is None:
-            return web.json_response({"error": "no contract yet"}, status=404)
-        return web.json_response(runtime.contract.model_dump(mode="json", by_alias=True))
-
-    async def ask_page(request: web.Request) -> web.Response:
-        if runtime.query is None:
-            return web.json_response({"error": "questions are not served by this runtime"}, status=404)
-        try:
-            body = await request.json()
-        except ValueError:
-            return web.json_response({"error": "the body is not JSON"}, status=400)
-        envelope = await runtime.query.answer_async(body)
-        return web.json_response(envelope.model_dump(mode="json"))
-
-    async def schema_page(request: web.Request) -> web.Response:
-        if runtime.query is None:
-            return web.json_response({"error": "questions are not served by this runtime"}, status=404)
-        return web.json_response(await asyncio.to_thread(runtime.query.schema_card))
-
     app = web.Application(middlewares=[middleware(token)])
-    app.router.add_get("/metrics", metrics_page)
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/readyz", readyz)
-    app.router.add_get("/contract", contract_page)
-    app.router.add_post("/v1/ask", ask_page)
-    app.router.add_get("/v1/schema", schema_page)
+    # the embedded stores are in this process: ready unless a backfill stopped moving
+    add_routes(app.router, Surface(runtime.health, lambda: readiness({}, None, runtime.worker.tracker),
+                                   lambda: runtime.contract, lambda: runtime.query))  # fmt: skip
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, host, port).start()

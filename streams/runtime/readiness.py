@@ -35,6 +35,23 @@ def readiness(
     }
 
 
+async def watch_tcp(dep: Dependency, hostports: str, every: float = PROBE_SECONDS) -> None:
+    """Mark ``dep`` down while none of ``hostports`` (comma-separated ``host:port``) accepts a TCP connection, so
+    ``/readyz`` tells the truth even when no call is being made (an outage during a backfill that writes no
+    vectors). The probe clears only an outage it found itself: a failure the store's own calls see is cleared by
+    their next success, so the two never fight (one log line per change, not one per probe)."""
+    found_down = False
+    while True:
+        if await asyncio.to_thread(probe.kafka_reachable, hostports):
+            if found_down:
+                dep.ok()
+                found_down = False
+        elif dep.up or found_down:
+            dep.failed(ConnectionError(f"nothing accepts connections at {hostports}"))
+            found_down = True
+        await asyncio.sleep(every)
+
+
 async def watch_kafka(dep: Dependency, bootstrap: str, every: float = PROBE_SECONDS) -> None:
     """Keep ``dep`` current from a TCP probe of the brokers (the Kafka clients retry on their own)."""
     while True:
@@ -43,3 +60,12 @@ async def watch_kafka(dep: Dependency, bootstrap: str, every: float = PROBE_SECO
         else:
             dep.failed(ConnectionError(f"no broker accepts connections at {bootstrap}"))
         await asyncio.sleep(every)
+
+
+def hostport(url: str) -> str:
+    """``host:port`` of a service URL (``bolt://127.0.0.1:7687``, ``http://127.0.0.1:8080``)."""
+    from urllib.parse import urlparse
+
+    u = urlparse(url)
+    default = {"bolt": 7687, "neo4j": 7687, "http": 80, "https": 443}.get(u.scheme, 0)
+    return f"{u.hostname or '127.0.0.1'}:{u.port or default}"

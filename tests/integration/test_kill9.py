@@ -1,5 +1,6 @@
 """kill -9 at random moments while a worker ingests Sakila: after each kill nothing the worker started lives on
-(its profiling child dies with it), and after the last restart the graph and the vectors equal a clean run's."""
+(its profiling child dies with it), and after the last restart the graph, the vectors and the contract (identity
+keys, foreign keys, record counts per source) equal a clean run's."""
 
 from __future__ import annotations
 
@@ -65,8 +66,32 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
-def embedded_vector_count(tmp: Path) -> int:
-    """The clean run: the same pack through the embedded runtime (the same stages), its vector count."""
+def contract_facts(contract: Any) -> dict[str, Any]:
+    """What a crash must not change: keys, foreign keys and the records counted per source."""
+    return {
+        "keys": {s: list(src.identity_key) for s, src in sorted(contract.sources.items())},
+        "records": {s: src.records for s, src in sorted(contract.sources.items())},
+        "foreign_keys": sorted((fk.from_.source, tuple(fk.from_.fields), fk.to.source, tuple(fk.to.fields))
+                               for fk in contract.foreign_keys),
+    }
+
+
+def worker_contract(worker: Worker) -> dict[str, Any] | None:
+    import json
+    import urllib.request
+
+    from esc.contract.model import Contract
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{worker.web_port}/contract", timeout=10) as resp:
+            return contract_facts(Contract.model_validate(json.load(resp)))
+    except OSError:
+        return None
+
+
+def embedded_clean_run(tmp: Path) -> tuple[int, dict[str, Any]]:
+    """The clean run: the same pack through the embedded runtime (the same stages): its vector count and its
+    contract facts."""
     import asyncio
 
     from esc.agents.embedding import HashingEmbedder
@@ -80,7 +105,8 @@ def embedded_vector_count(tmp: Path) -> int:
     runtime, close = open_runtime(settings, drop, embedder=HashingEmbedder(), settle=0.0)
     try:
         asyncio.run(runtime.ingest_once())
-        return int(runtime.ingestor.vectors.count(runtime.ingestor.collection))
+        assert runtime.contract is not None
+        return int(runtime.ingestor.vectors.count(runtime.ingestor.collection)), contract_facts(runtime.contract)
     finally:
         close()
 
@@ -117,13 +143,16 @@ def test_kill9_at_ten_random_moments_on_sakila_converges_to_a_clean_run(
                    f"convergence after kills at {moments}", worker.log)  # fmt: skip
         assert got == want  # nothing lost, nothing duplicated
         assert any(children), f"no kill found a child process to orphan: {children}"
-        clean = embedded_vector_count(tmp_path)
+        clean, facts = embedded_clean_run(tmp_path)
         assert clean == ESSAYS  # one text object per essay
+        contract = poll(lambda: worker_contract(worker), lambda c: c == facts, 120,
+                        f"the contract of a clean run after kills at {moments}", worker.log)  # fmt: skip
+        assert contract == facts  # keys, foreign keys and row counts as a clean run's
         vectors = poll(lambda: weaviate_client.collections.get(collection).aggregate.over_all(total_count=True)
                        .total_count, lambda n: n == clean, 180, f"{clean} vectors like a clean run", worker.log)  # fmt: skip
         assert vectors == clean
         print(f"\nkills at {moments} s after each start (children {children}); {sum(v[0] for v in want['nodes'].values())} nodes, "
-              f"{vectors} vectors, as a clean run")
+              f"{vectors} vectors, keys, foreign keys and row counts as a clean run")
     finally:
         assert worker.proc is not None
         pid = worker.proc.pid

@@ -3,7 +3,7 @@
 ``tests/hostile`` builds 316 cases (bad quoting, mixed encodings, BOMs, binary, truncated files, very wide files,
 huge lines, zip bombs, deep nesting, lone surrogates, odd file names, links out of the folder, FIFOs, Cypher and
 prompt injection). Light cases run in groups of ``GROUP`` sharing one drop folder and one ingest, so a case that
-aborted or hung the run fails its whole group; heavy ones (very wide files, 30 files in one folder) run alone.
+aborted or hung the run fails its whole group; heavy ones (very wide files, 500 small sources in one folder) run alone.
 A group that runs past ``runner.HANG_SECONDS`` has hung and fails (the speed goal, 30 s a group, is measured by
 ``bench/hostile.py``, not asserted here); what each case must come to is in its ``Expect``, and
 the corpus-wide rules (no abort, the good file beside each case lands whole, nothing outside the folder opened,

@@ -1,0 +1,224 @@
+"""Many small sources in one drop folder (issue 14: "500 small files finish in <= 60 s"), on both runtimes.
+
+    .venv/bin/python bench/many_sources.py                         # 500 files, embedded, this checkout
+    .venv/bin/python bench/many_sources.py --baseline ns           # ... and the same on git ref `ns`, same run
+    .venv/bin/python bench/many_sources.py --runtime faust --baseline ns   # the Faust worker (stack must be up)
+    .venv/bin/python bench/many_sources.py --files 30 100 200 500  # a series: how the time grows
+
+Each file is a distinct small source (its own column names, 4 rows; CSV, JSON lines and JSON in turn), so no two
+are a corpus. ``embedded`` times ``esc ingest DIR --embedded`` (the in-process runtime, to contract, graph and the
+query grounding); ``faust`` starts ``esc up --data DIR`` (own app id, topics, state and web port), drops the files
+into its folder and times drop -> every record's SourceRecord in Neo4j (records of a source are written once it
+settled, so that is also the contract covering all of them). ``--baseline REF`` runs the same measurement on a
+checkout of REF (a temporary ``git worktree``, imported first through PYTHONPATH) in the same run. Every
+measurement runs in its own process; the hashing embedder is used (the files hold no prose).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+ROWS = 4
+
+
+def make_drop(folder: Path, files: int) -> int:
+    """``files`` distinct small sources; returns the number of records."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        cols = [f"s{i}_code", f"s{i}_label", f"s{i}_qty"]
+        rows = [{f"s{i}_id": j, cols[0]: f"k{i}-{j}", cols[1]: f"item {j} of {i}", cols[2]: j * (i + 1)}
+                for j in range(1, ROWS + 1)]  # fmt: skip
+        kind = i % 3
+        if kind == 0:
+            head = ",".join(rows[0])
+            body = "".join(",".join(str(v) for v in r.values()) + "\n" for r in rows)
+            (folder / f"src{i:04d}.csv").write_text(head + "\n" + body, "utf-8")
+        elif kind == 1:
+            (folder / f"src{i:04d}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+        else:
+            (folder / f"src{i:04d}.json").write_text(json.dumps(rows), "utf-8")
+    return files * ROWS
+
+
+# ----------------------------------------------------------------------------------------- one measurement
+
+
+def child_embedded(files: int) -> dict[str, Any]:
+
+    from esc.agents.embedding import HashingEmbedder
+    from esc.settings import load
+    from esc.streams.runtime.inprocess import ingest_embedded
+
+    root = Path(tempfile.mkdtemp(prefix="esc-many-"))
+    try:
+        records = make_drop(root / "drop", files)
+        settings = load().replace(state_dir=root / "state")
+        t0 = time.perf_counter()
+        summary = ingest_embedded(settings, root / "drop", HashingEmbedder())
+        seconds = time.perf_counter() - t0
+        return {"seconds": round(seconds, 2), "records": records, "written": summary.written + summary.backfilled,
+                "contract_version": summary.contract_version, "sources": files}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _source_records(driver: Any, label: str) -> int:
+    return int(driver.execute_query(f"MATCH (s:`{label}`) RETURN count(s) AS c").records[0]["c"])
+
+
+def child_faust(files: int, timeout: float) -> dict[str, Any]:
+    import asyncio
+
+    from neo4j import GraphDatabase
+
+    from esc.settings import load
+
+    settings = load()
+    run = f"many{uuid.uuid4().hex[:8]}"
+    root = Path(tempfile.mkdtemp(prefix="esc-many-"))
+    data = root / "drop"
+    data.mkdir()
+    port = _free_port()
+    env = dict(os.environ, ESC_APP_ID=run, ESC_TOPIC_PREFIX=run, ESC_STATE_DIR=str(root / "state"),
+               ESC_WEB_PORT=str(port), ESC_EMBEDDER="hashing")  # fmt: skip
+    log = root / "worker.log"
+    proc = subprocess.Popen([sys.executable, "-m", "esc.cli", "up", "--data", str(data)], env=env,
+                            stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    label = f"{run}__SourceRecord"
+    driver = GraphDatabase.driver(settings.neo4j_uri, auth=None, notifications_min_severity="OFF")
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=3):
+                    break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"worker did not start:\n{log.read_text('utf-8', 'replace')[-3000:]}") from None
+                time.sleep(0.5)
+        staging = root / "staging"
+        records = make_drop(staging, files)
+        t0 = time.perf_counter()
+        for f in sorted(staging.iterdir()):
+            f.rename(data / f.name)
+        n = 0
+        while n < records:
+            if time.perf_counter() - t0 > timeout:
+                raise RuntimeError(f"{n} of {records} records after {timeout} s:\n"
+                                   f"{log.read_text('utf-8', 'replace')[-3000:]}")  # fmt: skip
+            time.sleep(0.5)
+            n = _source_records(driver, label)
+        seconds = time.perf_counter() - t0
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as resp:
+            version = json.load(resp).get("contract_version")
+        return {"seconds": round(seconds, 2), "records": records, "written": n, "contract_version": version,
+                "sources": files}
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        driver.execute_query("MATCH (n) WHERE any(l IN labels(n) WHERE l STARTS WITH $ns) DETACH DELETE n",
+                             ns=f"{run}__")  # fmt: skip
+        driver.close()
+        asyncio.run(_drop_topics(settings.kafka_bootstrap, run))
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def _drop_topics(bootstrap: str, prefix: str) -> None:
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
+    await admin.start()
+    try:
+        mine = [t for t in await admin.list_topics() if t.startswith(prefix)]
+        if mine:
+            await admin.delete_topics(mine)
+    finally:
+        await admin.close()
+
+
+# ------------------------------------------------------------------------------------------------- driver
+
+
+def measure(checkout: Path, runtime: str, files: int, timeout: float) -> dict[str, Any]:
+    """One measurement in a new process importing ESC from ``checkout``."""
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    cmd = [sys.executable, str(REPO / "bench" / "many_sources.py"), "--child", runtime, "--files", str(files),
+           "--timeout", str(timeout)]  # fmt: skip
+    try:
+        out = subprocess.run(cmd, env=env, cwd=checkout, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"did not finish within {timeout:.0f} s"}
+    if out.returncode != 0:
+        return {"error": (out.stderr or out.stdout)[-2000:]}
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def worktree(ref: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix="esc-many-base-")) / "checkout"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), ref], check=True,
+                   capture_output=True)  # fmt: skip
+    return path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", type=int, nargs="+", default=[500], help="folder sizes to measure (default 500)")
+    ap.add_argument("--runtime", choices=["embedded", "faust", "both"], default="embedded")
+    ap.add_argument("--baseline", metavar="REF", help="also measure git ref REF (e.g. the branch point) in this run")
+    ap.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per measurement")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--child", choices=["embedded", "faust"], help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        result = child_embedded(args.files[0]) if args.child == "embedded" else child_faust(args.files[0], args.timeout)
+        print(json.dumps(result))
+        return
+    runtimes = ["embedded", "faust"] if args.runtime == "both" else [args.runtime]
+    checkouts = {"this checkout": REPO}
+    base = worktree(args.baseline) if args.baseline else None
+    if base is not None:
+        checkouts = {f"baseline {args.baseline}": base, **checkouts}
+    results: list[dict[str, Any]] = []
+    try:
+        for runtime in runtimes:
+            for files in args.files:
+                for name, path in checkouts.items():
+                    r = {"runtime": runtime, "files": files, "code": name, **measure(path, runtime, files, args.timeout)}
+                    results.append(r)
+                    if not args.json:
+                        shown = f"{r['seconds']:8.2f} s  v{r['contract_version']}  {r['written']}/{r['records']} records" \
+                            if "seconds" in r else f"FAILED {r['error'][-400:]}"
+                        print(f"{runtime:9s} {files:5d} files  {name:24s} {shown}", flush=True)
+    finally:
+        if base is not None:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], capture_output=True)
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
