@@ -67,7 +67,7 @@ def suppliers(rng: random.Random) -> list[dict]:
             if (root, trade) not in used and root not in {r for r, _ in used if len(used) < 20}:
                 break
         used.add((root, trade))
-        code, tld, forms, cities = PLACES[country]
+        _code, tld, forms, cities = PLACES[country]
         city, area = rng.choice(cities)
         slug = f"{ascii_of(root)}-{trade}".lower()
         out.append({
