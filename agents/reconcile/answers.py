@@ -27,6 +27,10 @@ _MONTHS = {m: i for i, m in enumerate(["january", "february", "march", "april", 
                                         "september", "october", "november", "december"], 1)}  # fmt: skip
 
 
+PARTIAL = 0.75
+"""Confidence at most, when an aggregate over linked records leaves out entities that hold no value for it."""
+
+
 def _date(text: str) -> date | None:
     text = text.strip().replace(",", "")
     try:
@@ -92,6 +96,12 @@ def annotate(answer: Answer, rw: Rewritten, rows: list[PlanRow], view: ClusterVi
         kinds = ", ".join(sorted(rw.counted))
         answer.note = (f"counted distinct real-world entities ({kinds} records linked across and within sources "
                        "count once), not records")  # fmt: skip
+    if rw.missing and rw.coverage is not None:
+        # an aggregate of a field another type holds, over entities some of which no record of that type was linked
+        # to: the answer leaves them out, and may have missed a link
+        answer.confidence = round(min(answer.confidence, PARTIAL), 3)
+        answer.note = (f"{rw.missing} of the entities asked about hold no {rw.coverage[1]} in any linked record "
+                       "and are left out")  # fmt: skip
 
 
 def apply_as_of(answer: Answer, when: date) -> None:
