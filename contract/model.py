@@ -83,7 +83,7 @@ class HierarchyEdge(_Model):
     child_fields: list[str] = Field(default_factory=list)
 
 
-Granularity = Literal["year", "month", "day", "minute", "second"]
+Granularity = Literal["year", "month", "day", "hour", "minute", "second"]
 
 
 class TimeMark(_Model):

@@ -6,7 +6,7 @@ it is text whose observed values (examples, top values, min and max) are at leas
 ``YYYY-MM`` and ``YYYY`` (ISO prefixes, which sort and compare like the dates they stand for), ``MM/DD/YYYY`` or
 ``DD/MM/YYYY`` (told apart by a first number above 12 on either side; neither seen: month first), ``DD.MM.YYYY``,
 ``Month YYYY``. Its **granularity** is the finest unit the values use: a datetime whose times are all midnight is a
-day, one whose seconds are all zero a minute; a date whose days are all the first is a month (and all in January a
+day, one whose minutes are all zero an hour, one whose seconds are all zero a minute; a date whose days are all the first is a month (and all in January a
 year) once at least :data:`MIN_VALUES` distinct values say so, else the type's own unit. Its **role** comes from
 general English name words: ``updated`` for a time the record was last changed at (updated, modified, changed,
 revised, "as of" ...; the resolver takes the newest such record's value as current), ``birth`` for a birth date.
@@ -119,8 +119,10 @@ def _grain(parts: list[tuple[int, int, int, int, int, int]], typ: str) -> str:
     if typ == "datetime":
         if any(p[5] for p in parts):
             return "second"
-        if any(p[3] or p[4] for p in parts):
+        if any(p[4] for p in parts):
             return "minute"
+        if any(p[3] for p in parts):
+            return "hour"
     if len(set(parts)) >= MIN_VALUES and all(p[2] == 1 for p in parts):
         return "year" if all(p[1] == 1 for p in parts) else "month"
     return "day"

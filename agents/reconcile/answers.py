@@ -4,8 +4,9 @@
   it and the newest one's time, the current value first (agents/reconcile/consolidate.py has the rule).
 * ``note``: a count over a resolved type counted canonical entities (people), and says so.
 * "as of DATE" (``split_as_of``): the phrase is taken out before planning; the answer is then the value the
-  records held on that date (the newest value dated on or before it), from the field's conflicts; a field the
-  records agree on had its value then too.
+  records held on that date (the newest value dated on or before it), from the field's conflicts. Where no
+  history is recorded (the records agree, or the data keeps one value) the current answer is given with a note
+  and a confidence below 0.8.
 """
 
 from __future__ import annotations
@@ -105,14 +106,21 @@ def annotate(answer: Answer, rw: Rewritten, rows: list[PlanRow], view: ClusterVi
 
 
 def apply_as_of(answer: Answer, when: date) -> None:
-    """The answer as the records had it on ``when`` (from the answered field's conflicts)."""
-    if answer.route == "abstain" or not answer.conflicts:
+    """The answer as the records had it on ``when`` (from the answered field's conflicts). Without a recorded
+    history (no conflict: one value, or data that keeps no earlier values) the current answer is given with a note
+    and a confidence below 0.8: nothing shows it held on that date."""
+    if answer.route == "abstain":
         return
     day = when.isoformat()
+    if not answer.conflicts:
+        answer.note = f"no earlier value is recorded; the current answer is given for {day}"
+        answer.confidence = round(min(answer.confidence, PARTIAL), 3)
+        return
     c = answer.conflicts[0]
     dated = [v for v in c.values if v.as_of is not None and v.as_of[:10] <= day]
     if not dated:
         answer.note = f"no record holds {c.field} on or before {day}; the current value is given"
+        answer.confidence = round(min(answer.confidence, PARTIAL), 3)
         return
     best = max(dated, key=lambda v: v.as_of or "")
     answer.answer = best.value

@@ -50,3 +50,39 @@ def test_a_scale_mark_and_the_update_time_decide_the_current_value() -> None:
     conflict = json.loads(got.props[CONFLICTS])[0]
     assert [v["value"] for v in conflict["values"]] == [1234.56, 999.0]
     assert [v["as_of"] for v in conflict["values"]] == ["2023-03-01", "2022-03-01"]
+
+
+def test_as_of_a_date_without_a_recorded_history_is_not_confident() -> None:
+    from datetime import date
+
+    from esc.agents.query.answer import Answer, Citation, Conflict, ConflictValue
+    from esc.agents.reconcile.answers import apply_as_of
+
+    plain = Answer(answer="open", route="lookup", confidence=0.97, contract_version=1)
+    apply_as_of(plain, date(2021, 5, 1))
+    assert plain.answer == "open" and plain.confidence < 0.8 and "no earlier value" in (plain.note or "")
+    cite = [Citation(source="crm", record_id="1", location="crm.csv:row=2")]
+    history = Conflict(field="city", values=[ConflictValue(value="Lyon", as_of="2023-02-01", citations=cite),
+                                             ConflictValue(value="Paris", as_of="2021-03-04", citations=cite)])  # fmt: skip
+    then = Answer(answer="Lyon", route="lookup", confidence=0.97, contract_version=1, conflicts=[history])
+    apply_as_of(then, date(2022, 1, 1))
+    assert (then.answer, then.confidence) == ("Paris", 0.97)
+    before = Answer(answer="Lyon", route="lookup", confidence=0.97, contract_version=1, conflicts=[history])
+    apply_as_of(before, date(2020, 1, 1))
+    assert before.answer == "Lyon" and before.confidence < 0.8
+
+
+def test_cents_found_from_value_ranges_are_normalized_and_the_record_keeps_its_value() -> None:
+    from bench._reconcile_qa import SUPPLIERS, load_reconciled
+    from esc.agents.query.agent import QueryAgent
+    from esc.agents.query.memstore import MemoryGraphStore
+    from esc.agents.query.plan import Filter, NodePattern, QueryPlan, ReturnItem
+
+    graph = MemoryGraphStore()
+    contract, _ = load_reconciled(SUPPLIERS / "drop", graph)
+    answer = QueryAgent(contract, graph).ask("What is the balance of Lindgren Glass?")
+    assert answer.answer == 17871.21  # only the procurement source holds it, in cents, with no unit word
+    plan = QueryPlan(kind="lookup", start=NodePattern(var="n", label="ProcurementSupplier",
+                                                      filters=[Filter(prop="supplier", value="Lindgren Glass")]),
+                     returns=[ReturnItem(var="n", prop="outstanding_balance", alias="v")])  # fmt: skip
+    assert [r.values["v"] for r in graph.run_plan(plan)] == [1787121]
