@@ -1,5 +1,9 @@
-"""The people pack's questions (tests/data/people/questions.jsonl) through ESC with entity resolution, scored like
-bench/qa.py; conflict questions must also carry ``conflicts`` with every disagreeing source cited."""
+"""The reconciliation packs' questions (tests/data/people and tests/data/suppliers, ``questions.jsonl``) through ESC
+with entity resolution, scored like bench/qa.py; conflict questions must also carry ``conflicts`` with every
+disagreeing source cited.
+
+    PYTHONPATH=. .venv/bin/python bench/_reconcile_qa.py [tests/data/suppliers]
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from esc.contract.model import Contract
 
 REPO = Path(__file__).resolve().parents[1]
 PEOPLE = REPO / "tests" / "data" / "people"
+SUPPLIERS = REPO / "tests" / "data" / "suppliers"
 
 
 def load_reconciled(drop: Path, graph: GraphStore, batch: int = 50) -> tuple[Contract, Reconciler]:
@@ -50,15 +55,24 @@ def conflict_ok(q: dict[str, Any], answer: Any) -> bool:
 
 
 def people_qa(verbose: bool = False) -> dict[str, Any]:
+    return pack_qa(PEOPLE, verbose)
+
+
+def suppliers_qa(verbose: bool = False) -> dict[str, Any]:
+    return pack_qa(SUPPLIERS, verbose)
+
+
+def pack_qa(pack: Path, verbose: bool = False) -> dict[str, Any]:
+    """A reconciliation pack's questions (``pack/questions.jsonl`` over ``pack/drop``), scored."""
     import bench.qa as qa
     from esc.agents.query.agent import QueryAgent
     from esc.agents.query.memstore import MemoryGraphStore
 
     graph = MemoryGraphStore()
-    contract, _ = load_reconciled(PEOPLE / "drop", graph)
+    contract, _ = load_reconciled(pack / "drop", graph)
     agent = QueryAgent(contract, graph)
     items, wrong, conflicts_missing = [], [], []
-    questions = qa.read_questions(PEOPLE / "questions.jsonl")
+    questions = qa.read_questions(pack / "questions.jsonl")
     for q in questions:
         a = agent.ask(q["question"])
         s = qa.scored(q, a)
@@ -81,4 +95,6 @@ def people_qa(verbose: bool = False) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(people_qa(verbose=True), indent=1, default=str))
+    import sys
+
+    print(json.dumps(pack_qa(Path(sys.argv[1]) if len(sys.argv) > 1 else PEOPLE, verbose=True), indent=1, default=str))

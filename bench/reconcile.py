@@ -1,8 +1,8 @@
 """Entity resolution numbers (issue #16): pairwise precision / recall / F1 of linking on the people pack
-(tests/data/people) against its truth, with time, for ESC's matcher (rules + Fellegi-Sunter with general priors,
+(tests/data/people) and the suppliers pack (tests/data/suppliers, organisations) against their truth, with time, for ESC's matcher (rules + Fellegi-Sunter with general priors,
 rapidfuzz) and, when the ``splink`` package is installed, for splink on DuckDB over the same normalized records;
-false merges on the public packs (Chinook, Sakila, Northwind: every entity stays one cluster); and the EM of the
-people pack's questions.
+false merges on the public packs (Chinook, Sakila, Northwind: every entity stays one cluster); and the EM of both
+packs' questions.
 
     python bench/reconcile.py [--splink-python PYTHON] [--no-qa]
 """
@@ -30,6 +30,7 @@ from esc.contract.evolve import evolve  # noqa: E402
 from esc.contract.model import Contract  # noqa: E402
 
 PEOPLE = REPO / "tests" / "data" / "people"
+SUPPLIERS = REPO / "tests" / "data" / "suppliers"
 PUBLIC = {n: REPO / "tests" / "data" / "eval" / "relational" / n / "drop" for n in ("chinook", "sakila", "northwind")}
 
 
@@ -86,13 +87,13 @@ def run_esc(contract: Contract, members: list[Member]) -> tuple[dict[str, str], 
     return dict(r.cluster_of), time.perf_counter() - started, r
 
 
-def people_linking(splink_python: str | None) -> list[dict[str, Any]]:
-    contract, members, _ = pack_members(PEOPLE / "drop")
-    truth = json.loads((PEOPLE / "truth.json").read_text("utf-8"))
+def people_linking(splink_python: str | None, pack: Path = PEOPLE) -> list[dict[str, Any]]:
+    contract, members, _ = pack_members(pack / "drop")
+    truth = json.loads((pack / "truth.json").read_text("utf-8"))
     gold_map = truth_of(members, truth)
     gold = pairs_of(gold_map)
     clusters, secs, r = run_esc(contract, members)
-    out = [{"matcher": "esc (rules + Fellegi-Sunter, rapidfuzz)", **prf(pairs_of(clusters), gold),
+    out = [{"pack": pack.name, "matcher": "esc (rules + Fellegi-Sunter, rapidfuzz)", **prf(pairs_of(clusters), gold),
             "seconds": round(secs, 3), "records": len(members), "clusters": len(set(clusters.values())),
             "people": len(set(gold_map.values())), "compared": r.compared}]  # fmt: skip
     dups = truth["duplicates"]
@@ -103,7 +104,7 @@ def people_linking(splink_python: str | None) -> list[dict[str, Any]]:
         if "error" in got:
             out.append({"matcher": "splink", **got})
         else:
-            out.append({"matcher": "splink 5 (duckdb, EM-trained m, sampled u)", **prf(pairs_of(got["clusters"]), gold),
+            out.append({"pack": pack.name, "matcher": "splink 5 (duckdb, EM-trained m, sampled u)", **prf(pairs_of(got["clusters"]), gold),
                         "seconds": got["seconds"], "records": len(members)})  # fmt: skip
     return out
 
@@ -152,11 +153,12 @@ def main(argv: list[str] | None = None) -> int:
         import importlib.util
 
         splink = sys.executable if importlib.util.find_spec("splink") else None
-    report: dict[str, Any] = {"linking": people_linking(splink), "public": public_merges()}
+    linking = people_linking(splink) + people_linking(splink, SUPPLIERS)
+    report: dict[str, Any] = {"linking": linking, "public": public_merges()}
     if not args.no_qa:
-        from bench._reconcile_qa import people_qa
+        from bench._reconcile_qa import people_qa, suppliers_qa
 
-        report["qa"] = people_qa()
+        report["qa"] = {"people": people_qa(), "suppliers": suppliers_qa()}
     print(json.dumps(report, indent=1, default=str))
     return 0
 

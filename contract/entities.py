@@ -16,7 +16,8 @@ Naming conventions (what a Neo4j user expects, and stable across runs):
 * **Nesting relationship**: ``(parent)-[:HAS_<CHILD>]->(child)`` with the child label in UPPER_SNAKE, e.g.
   ``(:Invoice)-[:HAS_INVOICE_LINE]->(:InvoiceLine)``. The child-to-parent foreign key that nesting implies is
   recorded under ``foreign_keys`` but not repeated as a second relationship.
-* **Attributes**: one per field, named after the field, typed from the catalog, referencing the field id.
+* **Attributes**: one per field, named after the field, typed from the catalog, referencing the field id, with
+  the field's time and unit marks where it has them (contract/annotations.py; refreshed as statistics are).
   ``key`` holds the field ids of the source's identity key. An entity is ``descriptive`` when it has long
   free text (type ``text``, semantic ``free_text``, or strings of 200+ characters), which marks it for vectors.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from esc.contract.annotations import annotate
 from esc.contract.model import (
     Attribute,
     Contract,
@@ -34,6 +36,8 @@ from esc.contract.model import (
     ForeignKey,
     Relationship,
     SourceSpec,
+    TimeMark,
+    UnitMark,
 )
 from esc.contract.typing import widen
 
@@ -184,9 +188,14 @@ def _ids(src: SourceSpec, names: list[str]) -> list[str] | None:
     return out
 
 
-def derive_entity(source_name: str, src: SourceSpec, label: str) -> EntityType:
+def derive_entity(
+    source_name: str, src: SourceSpec, label: str, marks: Mapping[str, tuple[TimeMark | None, UnitMark | None]] | None = None
+) -> EntityType:
     key = _ids(src, src.identity_key) or []
-    attributes = [Attribute(name=f.name, field_id=f.id, type=f.type, semantic=f.semantic) for f in src.fields]
+    marks = marks or {}
+    attributes = [Attribute(name=f.name, field_id=f.id, type=f.type, semantic=f.semantic,
+                            time=marks.get(f.id, (None, None))[0], unit=marks.get(f.id, (None, None))[1])
+                  for f in src.fields]  # fmt: skip
     return EntityType(
         name=label,
         source=source_name,
@@ -214,7 +223,8 @@ def derive(
     (entities in sorted source order; nesting relationships first, then foreign keys, each sorted).
     """
     labels = assign_entity_names(list(contract.sources), pinned)
-    entities = [derive_entity(s, contract.sources[s], labels[s]) for s in sorted(contract.sources)]
+    marks = annotate(contract)  # time fields and units (contract/annotations.py)
+    entities = [derive_entity(s, contract.sources[s], labels[s], marks) for s in sorted(contract.sources)]
     relationships: list[Relationship] = []
     used: set[tuple[str, str, str]] = set()
 
@@ -295,6 +305,7 @@ def merge_entities(existing: list[EntityType], new: list[EntityType]) -> list[En
                 known.type = widen(known.type, a.type)
                 if known.semantic is None:
                     known.semantic = a.semantic
+                known.time, known.unit = a.time, a.unit  # statistics: refreshed (the derived pass comes last)
         if not have.key and cand.key:
             have.key = list(cand.key)
         have.descriptive = have.descriptive or cand.descriptive

@@ -8,12 +8,14 @@ Decided from the contract alone, in general terms (no data set's words):
   "Last, First" comma allowed) and that is nearly unique is a full name, whatever it is called.
 * A source is **identifying** (its records may be linked to others) when it has an e-mail or a phone, or a name
   (a full name, or a given and a family name) and a second thing to compare (city, postal code, address, birth).
-* Its **time field**: a date or datetime field named like an update time (updated, modified, changed, recorded,
-  timestamp, "as of"); it decides which record's value is current.
+* Its **time field**: the date or datetime field the contract marks as an update time (``time.role: updated``,
+  contract/time_marks.py); it decides which record's value is current.
 * The **canonical attribute** of each field: the role's name for role fields; otherwise the field's name words
   without unit words ("balance_cents" -> balance); a measure whose words contain another's ("account balance" /
-  "balance") shares that one's name. A unit word tells the **scale** to the canonical unit (cents x 0.01,
-  thousands x 1000, millions x 1e6), applied only when another source holds the same attribute without it.
+  "balance") shares that one's name. The **scale** to the canonical unit is the contract's unit mark
+  (contract/units.py: a header word, a unit column, or value ranges across the sources linked here); a header word
+  applies only when another source holds the same attribute without one, a unit column scales each record by its
+  own unit.
 
 Pure and deterministic: the same contract gives the same spec.
 """
@@ -23,8 +25,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from esc.contract.model import Contract, FieldSpec
+from esc.contract.model import Contract, FieldSpec, TimeMark, UnitMark
 from esc.contract.semantic import tokens
+from esc.contract.time_marks import BIRTH_WORDS, iso_text
+from esc.contract.units import UNIT_WORDS
 
 GIVEN_WORDS = frozenset({"first", "given", "fore", "forename", "firstname", "givenname", "fname"})
 FAMILY_WORDS = frozenset({"last", "family", "sur", "surname", "lastname", "familyname", "lname"})
@@ -32,13 +36,7 @@ CITY_WORDS = frozenset({"city", "town", "locality", "municipality"})
 COUNTRY_WORDS = frozenset({"country"})
 POSTAL_WORDS = frozenset({"zip", "postal", "postcode", "zipcode", "plz"})
 ADDRESS_WORDS = frozenset({"address", "street", "addr"})
-BIRTH_WORDS = frozenset({"birth", "birthday", "dob", "born", "birthdate"})
-UPDATE_WORDS = frozenset({"updated", "update", "modified", "modification", "changed", "change", "recorded",
-                          "timestamp", "ts", "mtime", "edited", "revised", "asof"})  # fmt: skip
 FAX_WORDS = frozenset({"fax"})
-UNIT_SCALES: dict[str, float] = {"cents": 0.01, "cent": 0.01, "pence": 0.01, "centimes": 0.01, "thousands": 1e3,
-                                 "thousand": 1e3, "millions": 1e6, "million": 1e6, "mio": 1e6, "mn": 1e6}  # fmt: skip
-UNIT_WORDS = frozenset(UNIT_SCALES) | {"usd", "eur", "gbp", "dollars", "euros", "amt"}
 STRONG_ROLES = ("email", "phone")
 SECOND_ROLES = frozenset({"city", "postal_code", "address", "birth_date"})
 NAME_ROLES = ("name", "given_name", "family_name")
@@ -59,6 +57,7 @@ class TypeSpec:
     scale: dict[str, float] = field(default_factory=dict)  # attribute -> factor to the canonical unit
     types: dict[str, str] = field(default_factory=dict)  # attribute -> physical type
     quiet: frozenset[str] = frozenset()  # identifiers: consolidated, but different ids are no conflict
+    columns: dict[str, tuple[str, dict[str, float]]] = field(default_factory=dict)  # attr -> (unit column, scales)
 
     @property
     def identifying(self) -> bool:
@@ -83,6 +82,8 @@ class ResolutionSpec:
             out.append(f"{t.label}: compares {roles}; current value by {t.time_field or 'no time field'}")
             for a, s in sorted(t.scale.items()):
                 out.append(f"{t.label}.{a}: x {s:g} -> {t.canon.get(a, a)}")
+            for a, (col, _scales) in sorted(t.columns.items()):
+                out.append(f"{t.label}.{a}: unit from {col} -> {t.canon.get(a, a)}")
         return out
 
 
@@ -126,13 +127,6 @@ def role_of(f: FieldSpec) -> str | None:
     return None
 
 
-def time_field(fields: list[FieldSpec]) -> str | None:
-    for f in fields:
-        if f.type in ("date", "datetime") and set(tokens(f.name.replace("as_of", "asof"))) & UPDATE_WORDS:
-            return f.name
-    return None
-
-
 def _roles(fields: list[FieldSpec]) -> dict[str, str]:
     out: dict[str, str] = {}
     for f in fields:
@@ -148,51 +142,97 @@ def _plain(name: str) -> tuple[str, ...]:
     return tuple(w for w in tokens(name) if w not in UNIT_WORDS) or tuple(tokens(name))
 
 
-def build_spec(contract: Contract) -> ResolutionSpec:
-    """The resolution spec of a contract (identifying entity types only)."""
-    found: dict[str, tuple[str, dict[str, str], str | None, list[FieldSpec]]] = {}
-    for e in sorted(contract.entities, key=lambda e: e.name):
-        src = contract.sources.get(e.source)
-        if src is None or src.parent is not None:
+@dataclass(frozen=True)
+class SourceCanon:
+    """A resolvable source: its roles and the canonical attribute of each field."""
+
+    source: str
+    roles: dict[str, str]
+    canon: dict[str, str]
+    types: dict[str, str]
+    quiet: frozenset[str]
+
+
+def canonical_sources(contract: Contract) -> dict[str, SourceCanon]:
+    """Every top-level source whose records may be linked (see :attr:`TypeSpec.identifying`), with the canonical
+    attribute names: roles first, then plain words; a measure shares the shortest measure name its words contain."""
+    found: dict[str, tuple[dict[str, str], list[FieldSpec]]] = {}
+    for name in sorted(contract.sources):
+        src = contract.sources[name]
+        if src.parent is not None:
             continue
         roles = _roles(src.fields)
-        found[e.name] = (e.source, roles, time_field(src.fields), src.fields)
-    specs = {label: v for label, v in found.items() if TypeSpec(label, v[0], v[1], None, {}).identifying}
-    # canonical attribute names: roles first, then plain words; measures share the shortest containing name
+        if TypeSpec(name, name, roles, None, {}).identifying:
+            found[name] = (roles, src.fields)
     plain: dict[tuple[str, str], tuple[str, ...]] = {}
     measures: set[tuple[str, ...]] = set()
-    for label, (_, roles, _, fields) in specs.items():
+    for name, (roles, fields) in found.items():
         by_field = {f: r for r, f in roles.items()}
         for f in fields:
             if f.name in by_field:
                 continue
-            plain[(label, f.name)] = _plain(f.name)
+            plain[(name, f.name)] = _plain(f.name)
             if f.type in ("int", "float", "decimal") and f.semantic in ("money", "measure", "percent"):
                 measures.add(_plain(f.name))
-    out: dict[str, TypeSpec] = {}
-    for label, (source, roles, tf, fields) in specs.items():
+    out: dict[str, SourceCanon] = {}
+    for name, (roles, fields) in found.items():
         by_field = {f: r for r, f in roles.items()}
         canon: dict[str, str] = {}
-        scale: dict[str, float] = {}
-        types: dict[str, str] = {}
         for f in fields:
-            types[f.name] = f.type
             if f.name in by_field:
                 canon[f.name] = by_field[f.name]
                 continue
-            words = plain[(label, f.name)]
+            words = plain[(name, f.name)]
             if words in measures or f.type in ("int", "float", "decimal"):
                 shorter = sorted((m for m in measures if m != words and set(m) < set(words)), key=lambda m: (len(m), m))
                 if shorter and f.semantic in ("money", "measure", "percent"):
                     words = shorter[0]
             canon[f.name] = "_".join(words)
-            unit = [UNIT_SCALES[w] for w in tokens(f.name) if w in UNIT_SCALES]
-            if unit:
-                scale[f.name] = unit[0]
-        src = contract.sources[source]
+        src = contract.sources[name]
         quiet = frozenset(f.name for f in fields if f.semantic == "identifier" or f.name in src.identity_key)
-        out[label] = TypeSpec(label, source, roles, tf, canon, scale, types, quiet)
-    # a unit word scales only when another type holds the same attribute without one
+        out[name] = SourceCanon(name, roles, canon, {f.name: f.type for f in fields}, quiet)
+    return out
+
+
+def _marks(contract: Contract) -> dict[str, tuple[TimeMark | None, UnitMark | None]]:
+    """Field id -> its marks, as the contract carries them on its attributes; a contract that carries none (written
+    before marks existed, or built by hand) gets them computed the same way (contract/annotations.py)."""
+    out = {a.field_id: (a.time, a.unit) for e in contract.entities for a in e.attributes if a.time or a.unit}
+    if out or not contract.entities:
+        return out
+    from esc.contract.annotations import annotate
+
+    return annotate(contract)
+
+
+def build_spec(contract: Contract) -> ResolutionSpec:
+    """The resolution spec of a contract (identifying entity types only). Time fields and units are read from the
+    contract's marks (contract/annotations.py)."""
+    canons = canonical_sources(contract)
+    marks = _marks(contract)
+    out: dict[str, TypeSpec] = {}
+    for e in sorted(contract.entities, key=lambda e: e.name):
+        c = canons.get(e.source)
+        if c is None or e.name in out:
+            continue
+        fields = contract.sources[e.source].fields
+        tf = None
+        scale: dict[str, float] = {}
+        columns: dict[str, tuple[str, dict[str, float]]] = {}
+        for f in fields:
+            time, unit = marks.get(f.id, (None, None))
+            if tf is None and time is not None and time.role == "updated" and (f.type in ("date", "datetime") or iso_text(time)):
+                tf = f.name
+            if unit is None:
+                continue
+            if unit.column is not None:
+                columns[f.name] = (unit.column, dict(unit.scales))
+            elif unit.scale != 1.0:
+                scale[f.name] = unit.scale
+        out[e.name] = TypeSpec(e.name, e.source, dict(c.roles), tf, dict(c.canon), scale, dict(c.types), c.quiet,
+                               columns)  # fmt: skip
+    # a header word scales only when another type holds the same attribute without one (value ranges only ever
+    # mark a field against another source, and a unit column always applies)
     for label, t in out.items():
         for a in list(t.scale):
             target = t.canon[a]

@@ -32,8 +32,14 @@ PRIOR = 1e-3
 THRESHOLD = 0.95
 PHONE_SUFFIX = 8
 _WORD = re.compile(r"[a-z]+")
+_DOTTED_END = re.compile(r"(?:\b[A-Za-z]\.){2,}\s*$")
 _EXT = re.compile(r"(?:x|ext\.?|#)\s*\d+\s*$", re.IGNORECASE)
 TITLES = frozenset({"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "madam", "mx", "jr", "sr"})
+LEGAL_FORMS = frozenset({"inc", "incorporated", "corp", "corporation", "co", "ltd", "limited", "llc", "llp", "lp",
+                         "plc", "gmbh", "mbh", "ag", "kg", "kgaa", "ohg", "ug", "se", "sa", "sas", "sarl", "sl", "bv",
+                         "nv", "vof", "oy", "oyj", "ab", "as", "asa", "aps", "spa", "srl", "pty", "company"})  # fmt: skip
+"""Legal forms of companies (a closed class of business words, any country): "Müller Metals GmbH" and "Müller
+Metals" name the same company, so a name's trailing legal form is no part of what is compared."""
 M_U: dict[str, dict[str, tuple[float, float]]] = {
     "name": {"exact": (0.80, 0.002), "high": (0.10, 0.004), "initials": (0.06, 0.01), "medium": (0.02, 0.03),
              "diff": (0.02, 0.954)},
@@ -92,8 +98,14 @@ def norm_phone(v: Any) -> str | None:
     return digits.lstrip("0")
 
 
+def _legal(text: str) -> bool:
+    words = _WORD.findall(text.lower())
+    return bool(words) and all(w in LEGAL_FORMS or len(w) == 1 for w in words)
+
+
 def name_words(*parts: Any) -> tuple[str, ...]:
-    """Words of a name in ASCII lower case; "Last, First" turned around; titles dropped."""
+    """Words of a name in ASCII lower case; "Last, First" turned around; titles and a trailing legal form
+    ("GmbH", "Ltd.", "S.A.", ", Inc.") dropped while two words are left."""
     out: list[str] = []
     for part in parts:
         if part is None:
@@ -101,8 +113,12 @@ def name_words(*parts: Any) -> tuple[str, ...]:
         text = anyascii(str(part))
         if text.count(",") == 1:
             last, first = text.split(",")
-            text = f"{first} {last}"
-        out.extend(w for w in _WORD.findall(text.lower()) if w not in TITLES)
+            text = f"{last} {first}" if _legal(first) else f"{first} {last}"
+        text = _DOTTED_END.sub(lambda m: m.group(0).replace(".", ""), text)  # "S.A." -> "SA"
+        words = [w for w in _WORD.findall(text.lower()) if w not in TITLES]
+        while len(words) > 2 and words[-1] in LEGAL_FORMS:
+            words.pop()
+        out.extend(words)
     return tuple(out)
 
 

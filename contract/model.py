@@ -8,7 +8,7 @@ attributes reference stable field *ids* from the catalog.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -83,11 +83,41 @@ class HierarchyEdge(_Model):
     child_fields: list[str] = Field(default_factory=list)
 
 
+Granularity = Literal["year", "month", "day", "hour", "minute", "second"]
+
+
+class TimeMark(_Model):
+    """A time field (contract/time_marks.py): the finest unit its values use, how they are written when they are
+    text, and what the time says about the record (``updated``: when the record was last changed, which decides
+    the current value across linked records; ``birth``)."""
+
+    granularity: Granularity
+    format: str | None = None  # text values only: "YYYY-MM", "YYYY", "MM/DD/YYYY", "DD.MM.YYYY", ...; None = ISO
+    role: Literal["updated", "birth"] | None = None
+
+
+class UnitMark(_Model):
+    """The unit or scale of a measure (contract/units.py) and the rule that told it: multiply a value by
+    ``scale`` to get ``canonical`` in its unit (the original value stays on the record). With ``column``, each
+    record's unit is that field's value and ``scales`` maps those values to factors."""
+
+    canonical: str  # the attribute the values are normalized to (shared across sources)
+    unit: str | None = None  # "cents", "thousands", "millions", ...
+    scale: float = 1.0
+    basis: Literal["header", "column", "range"] = "header"
+    rule: str = ""  # in words: which header word, unit column or value ranges told it
+    column: str | None = None
+    scales: dict[str, float] = Field(default_factory=dict)
+
+
 class Attribute(_Model):
     name: str  # property name in the graph (the field name, escaped where written)
     field_id: str
     type: PhysicalType
     semantic: SemanticType | None = None
+    # Annotations derived from the profiles (contract/annotations.py): statistics, not part of the version identity.
+    time: TimeMark | None = None
+    unit: UnitMark | None = None
 
 
 class EntityType(_Model):

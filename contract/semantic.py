@@ -22,6 +22,7 @@ from esc.contract.typing import PhysicalType, SemanticType
 
 FLOAT_RE = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
+YEAR_MONTH_RE = re.compile(r"\d{4}-(?:0[1-9]|1[0-2])")
 DATETIME_RE = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?")
 BOOL_WORDS = {"true", "false", "yes", "no", "t", "f", "y", "n"}
 EMAIL_RE = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
@@ -107,6 +108,7 @@ def string_hints(s: str) -> tuple[str, ...]:
         and PHONE_RE.fullmatch(s)
         and sum(c.isdigit() for c in s) >= 6
         and not DATE_RE.match(s)
+        and not YEAR_MONTH_RE.fullmatch(s)  # "2021-03" is a month, not a phone number
     ):
         out.append("phone")
     return tuple(out)

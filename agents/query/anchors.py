@@ -17,6 +17,7 @@ from esc.agents.query.plan import Filter
 from esc.agents.query.reading import DateMention, Reading, SchemaMention, ValueMention
 from esc.agents.query.value_index import ValueHit
 from esc.agents.query.vocabulary import AttrInfo, Vocabulary
+from esc.agents.query.words import base
 
 DESIGNATOR_GAP = frozenset({"the", "a", "an", "of", "named", "called", "titled", "'s", "s"})
 ROLE_RANK = {"display": 0, "key": 0, "category": 1, "other": 2}
@@ -72,7 +73,8 @@ def value_anchors(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[
                     a.designated = True
                     a.score *= max(lk.score for lk in m.links.values()) ** 0.25
                 alts = match
-                used_schema.add(m.start)
+                if not _modifies(v, m, match):
+                    used_schema.add(m.start)
                 break
         if _negated(r, v.start):
             # "customers not in Germany", "films other than PG": the value is excluded
@@ -84,6 +86,13 @@ def value_anchors(r: Reading, vocab: Vocabulary, used_schema: set[int]) -> list[
         best.alts = alts[1:]
         out.append(best)
     return _merge_alternatives(r, out)
+
+
+def _modifies(v: ValueMention, m: SchemaMention, match: list[Anchor]) -> bool:
+    """"open tickets", "cancelled orders": a category value right before a word of its own type qualifies that
+    noun, which still says what the question is about (it is not consumed as the value's designator)."""
+    types = {e.entity for e in m.of("type")}
+    return m.start == v.end and bool(types) and all(a.role == "category" and a.entity in types for a in match)
 
 
 def _merge_alternatives(r: Reading, anchors: list[Anchor]) -> list[Anchor]:
@@ -200,10 +209,18 @@ def date_attrs(vocab: Vocabulary, entity: str) -> list[AttrInfo]:
     own = {w for w in info.words}
 
     def rank(a: AttrInfo) -> tuple[int, int]:
-        audit = bool({"update", "updated", "modified", "created", "last"} & set(a.words))
+        audit = (a.time is not None and a.time.role == "updated") or bool({"update", "updated", "modified",
+                                                                             "created", "last"} & set(a.words))  # fmt: skip
         return (1 if audit else 0, 0 if own & set(a.words) else 1)
 
     return sorted((a for a in info.attrs.values() if a.temporal), key=rank)
+
+
+def verb_names(verb: str, a: AttrInfo) -> bool:
+    """Does a verb of the question ("delivered", "onboarded", "updated") name this date field (DeliveredAt,
+    onboarded, updated_at)? Compared as base forms."""
+    v = base(verb)
+    return verb in a.words or any(base(w) == v for w in a.words)
 
 
 def calendar_attrs(vocab: Vocabulary, entity: str) -> dict[str, str]:
@@ -223,7 +240,7 @@ def date_filters(vocab: Vocabulary, entity: str, d: DateMention, verb: str | Non
     cal = calendar_attrs(vocab, entity)
     dated = date_attrs(vocab, entity)
     if verb:
-        named = [a for a in dated if verb in a.words]
+        named = [a for a in dated if verb_names(verb, a)]
         if named:
             dated = named + [a for a in dated if a not in named]
     if d.op == "eq" and cal and ("year" in cal or not dated) and (d.year is None or "year" in cal):
@@ -239,6 +256,9 @@ def date_filters(vocab: Vocabulary, entity: str, d: DateMention, verb: str | Non
         return None
     attr = dated[0].name
     score = 1.0 if len(dated) == 1 or verb else 0.9
+    d, coarser = to_granularity(d, dated[0])
+    if coarser:
+        score *= COARSER  # "on 15 March 2022" where the field records months: the month is asked
     prefix = _iso_prefix(d)
     if prefix is None:
         return None
@@ -251,6 +271,21 @@ def date_filters(vocab: Vocabulary, entity: str, d: DateMention, verb: str | Non
     if nxt is None:
         return None
     return [Filter(prop=attr, op="gte" if d.op == "gt" else "lt", value=nxt)], score
+
+
+COARSER = 0.7
+"""Confidence kept when a date is asked more finely than the field records (the contract's time mark)."""
+
+
+def to_granularity(d: DateMention, a: AttrInfo) -> tuple[DateMention, bool]:
+    """The date mention cut to what the field records ("2022-03-15" on a field of months -> March 2022), and
+    whether anything was cut."""
+    grain = a.time.granularity if a.time is not None else None
+    if grain == "year" and (d.month is not None or d.day is not None):
+        return DateMention(d.start, d.end, d.year, None, None, None, d.op), True
+    if grain == "month" and d.day is not None:
+        return DateMention(d.start, d.end, d.year, d.month, None, None, d.op), True
+    return d, False
 
 
 def _iso_prefix(d: DateMention) -> str | None:

@@ -120,7 +120,9 @@ def attach_extras(job: Job, nodes: list[NodePattern], tindex: int) -> None:
 def build_plan(job: Job, focus: Focus, agg: str | None) -> Planned:
     target = focus.entity
     anchors = choose_readings(job, target)
-    job.anchors = anchors
+    from esc.agents.reconcile.scope import scope_anchors
+
+    anchors = job.anchors = scope_anchors(job, target, anchors, agg)  # a named type that shares entities (#16)
     for a in anchors:
         if a.score < 1.0:
             job.penalize(a.score, f"value reading of '{a.text}'")

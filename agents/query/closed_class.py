@@ -28,6 +28,7 @@ from esc.agents.query.words import (
     SUPERLATIVES,
     TIME_UNITS,
     YEAR,
+    Token,
 )
 
 
@@ -94,6 +95,11 @@ def _date_at(r: Reading, i: int) -> DateMention | None:
     return None
 
 
+def _participle(t: Token) -> bool:
+    """A past participle ("registered", "updated", "seen"): an inflected word ending like one."""
+    return t.base != t.low and t.low.endswith(("ed", "en", "wn"))
+
+
 def read_closed_class(r: Reading) -> None:
     toks = r.tokens
     n = len(toks)
@@ -129,6 +135,13 @@ def read_closed_class(r: Reading) -> None:
         if hit:
             continue
         w = lows[i]
+        if w in ("first", "last") and r.free(i) and i > 0 and _participle(toks[i - 1]):
+            # "registered first", "was updated last": the earliest / latest by a date the verb names
+            op = OpMention(i, i + 1, "least" if w == "first" else "recent", hint="time")
+            r.ops.append(op)
+            r.take(op)
+            i += 1
+            continue
         if w in SUPERLATIVES and r.free(i):
             direction, hint = SUPERLATIVES[w]
             kind = "most" if direction == "desc" else "least"

@@ -8,7 +8,7 @@ more rows than the question wants so that ties at the cut are kept (``Planned.ti
 
 from __future__ import annotations
 
-from esc.agents.query.assemble import Job, hops_of, route
+from esc.agents.query.assemble import AMBIGUOUS, Job, hops_of, route
 from esc.agents.query.build import attach_extras, choose_readings, item
 from esc.agents.query.interpret import Decline, Focus, Planned
 from esc.agents.query.paths import Step
@@ -28,6 +28,9 @@ def superlative(job: Job, op: OpMention) -> Planned:
     if op.hint == "judged":
         job.penalize(0.75, f"'{job.r.text(op.start, op.end)}' read as the highest value")
         op.hint = None
+    named = _named_by_cue(job, op)
+    if named is not None:
+        return named
     free = job.free()
     desc = op.kind in ("most", "recent")
     n = op.n or 1
@@ -59,7 +62,7 @@ def superlative(job: Job, op: OpMention) -> Planned:
     job.used_schema.add(ranked_m.start)
     rest = [m for m in job.free() if m.start != ranked_m.start]
     rest.sort(key=lambda m: (m.start < op.start, m.start))  # after the cue first
-    if own_measure is None and op.kind == "recent":
+    if own_measure is None and (op.kind == "recent" or op.hint == "time"):
         own_measure = _named_time(job, focus, rest)
     if own_measure is None:
         own_measure = _own_measure(job, focus, rest, op)
@@ -69,13 +72,68 @@ def superlative(job: Job, op: OpMention) -> Planned:
 
 
 def _named_time(job: Job, focus: Focus, rest: list[SchemaMention]) -> AttrInfo | None:
-    """"Which contact was updated most recently": a date field of the ranked type the question names."""
+    """"Which contact was updated most recently": a date field of the ranked type the question names, or the one
+    a verb of the question names ("updated" -> updated_at, "delivered" -> DeliveredAt)."""
     for m in rest:
         for e, _ in sorted(m.of("attr").items(), key=lambda kv: -kv[1].score):
             a = job.vocab.types[e.entity].attrs.get(e.name)
             if e.entity == focus.entity and a is not None and a.temporal:
                 job.used_schema.add(m.start)
                 return a
+    return verb_date(job, focus.entity)
+
+
+def verb_date(job: Job, entity: str) -> AttrInfo | None:
+    """The one date field of ``entity`` an inflected word of the question names ("delivered", "registered",
+    "updated"), the word being no part of a type's name; its mention, if any, is taken."""
+    from esc.agents.query.anchors import date_attrs, verb_names
+
+    r = job.r
+    typed = {k for m in r.schema if m.of("type") and not m.of("attr") for k in m.tokens()}
+    words = [t for t in r.tokens if t.base != t.low and t.index not in typed and len(t.low) > 3]
+    hits = [(t, a) for a in date_attrs(job.vocab, entity) for t in words if verb_names(t.low, a)]
+    if len({a.name for _t, a in hits}) != 1:
+        return None
+    t, a = hits[0]
+    for m in r.schema:
+        if m.start <= t.index < m.end:
+            job.used_schema.add(m.start)
+    r.used.add(t.index)
+    if t.text in job.stray_nouns:
+        job.stray_nouns.remove(t.text)
+    return a
+
+
+def _named_by_cue(job: Job, op: OpMention) -> Planned | None:
+    """"When did X last log in", "when was X last seen": the cue word and the words after it spell a date field's
+    name ("last log in" = last_login, "last seen" = last_seen): that field of the record the question names."""
+    r = job.r
+    if op.kind != "recent" or not job.anchors or r.low(0) != "when":
+        return None
+    cue = "".join(r.low(k) for k in range(op.start, op.end))
+    for size in (2, 1):
+        span = range(op.end, op.end + size)
+        if op.end + size > len(r.tokens) or any(k in r.used and k not in r.unconsumed for k in span):
+            continue
+        glued = cue + "".join(r.low(k) for k in span)
+        cands = [(job._dist_to_anchors(info.name), info.name, a.name) for info in job.vocab.types.values()
+                 for a in info.attrs.values() if a.temporal and "".join(a.words) == glued]  # fmt: skip
+        if not cands:
+            continue
+        cands.sort()
+        if len(cands) > 1 and cands[1][0] == cands[0][0]:
+            job.penalize(AMBIGUOUS, f"'{glued}' is a field of several types")
+        _d, entity, attr = cands[0]
+        for k in span:
+            r.used.add(k)
+            if r.tokens[k].text in job.stray_nouns:
+                job.stray_nouns.remove(r.tokens[k].text)
+            for m in r.schema:
+                if m.start <= k < m.end:
+                    job.used_schema.add(m.start)
+        from esc.agents.query.build import build_plan
+
+        return build_plan(job, Focus(entity, attr, 1.0, op.start, Element("attr", entity, attr)), None)
     return None
 
 
@@ -141,7 +199,7 @@ def _hinted_attr(job: Job, entity: str, hint: str) -> AttrInfo | None:
 
         dated = date_attrs(job.vocab, entity)
         if dated:
-            return dated[0]
+            return verb_date(job, entity) or dated[0]
         years = [a for a in info.attrs.values() if a.semantic == "year" or a.words == ["year"]]
         return years[0] if years else None
     if hint == "duration":

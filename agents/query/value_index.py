@@ -67,6 +67,20 @@ def ascii_key(value: Any) -> str:
     return " ".join(_words(fold(anyascii(str(value))).replace("'", "").replace("’", "")))
 
 
+def without_legal_form(key: str) -> str | None:
+    """A company's name key without its trailing legal form ("ashford plastics llc" -> "ashford plastics", "lefevre
+    paper s a" -> "lefevre paper"), when two words or more are left."""
+    from esc.contract.er_match import LEGAL_FORMS
+
+    words = key.split()
+    if len(words) >= 4 and len(words[-1]) == len(words[-2]) == 1 and words[-2] + words[-1] in LEGAL_FORMS:
+        words = words[:-2]
+    while len(words) > 2 and words[-1] in LEGAL_FORMS:
+        words.pop()
+    short = " ".join(words)
+    return short if short != key and len(words) >= 2 else None
+
+
 class ValueHit(NamedTuple):
     """Where a value occurs (a tuple, so that a cached value index of tens of thousands loads fast)."""
 
@@ -104,6 +118,8 @@ class ValueIndex:
         if not key or len(key) > MAX_VALUE_CHARS:
             return
         self.hits.setdefault(key, set()).add(hit)
+        if hit.role == "display" and (short := without_legal_form(key)) is not None:
+            self.hits.setdefault(short, set()).add(hit)  # "Ashford Plastics LLC" is asked as "Ashford Plastics"
         self.max_words = min(MAX_NGRAM, max(self.max_words, key.count(" ") + 1))
         self._ascii = self._by_len = self._aliases = self._squeezed = self._words = None
 

@@ -219,6 +219,15 @@ def _single_word_value(t: Token, vm: ValueMatch, is_word: Any) -> bool:
     return all(h.role == "category" for h in vm.hits)
 
 
+def _qualifies_own_type(r: Reading, i: int, vm: ValueMatch) -> bool:
+    """"cancelled orders", "closed tickets": an inflected word that is exactly a category of the type named right
+    after it is that category, not a verb of the question."""
+    if vm.how not in ("exact", "ascii") or not all(h.role == "category" for h in vm.hits):
+        return False
+    nxt = next((m for m in r.schema if m.start == i + 1), None)
+    return nxt is not None and {h.entity for h in vm.hits} <= {e.entity for e in nxt.of("type")}
+
+
 def _loose_span(r: Reading, a: int, b: int, index: ValueIndex, is_word: Any) -> None:
     """The longest sub-span of tokens[a:b] that names a value loosely (accent, alias, fuzzy), then the rest."""
     for size in range(min(b - a, index.max_words + 1), 0, -1):
@@ -234,7 +243,7 @@ def _loose_span(r: Reading, a: int, b: int, index: ValueIndex, is_word: Any) -> 
                 vm = None  # a short word only matches a very close spelling
             if vm is None:
                 continue
-            if size == 1 and not _single_word_value(span[0], vm, is_word):
+            if size == 1 and not _single_word_value(span[0], vm, is_word) and not _qualifies_own_type(r, i, vm):
                 continue
             r.values.append(ValueMention(i, i + size, raw, set(vm.hits), False, vm.score * 0.97, vm.how))
             r.used.update(range(i, i + size))
@@ -268,11 +277,23 @@ def read_loose(r: Reading, index: ValueIndex, is_word: Any) -> None:
                 break
 
 
+def _legal_form_after_name(r: Reading, a: int, b: int) -> bool:
+    """Tokens a..b are a company's legal form ("LLC", "GmbH", "S.A.") right after a name the data holds."""
+    from esc.contract.er_match import LEGAL_FORMS
+
+    glued = "".join(r.tokens[k].low for k in range(a, b))
+    named = any(v.end == a and any(h.role == "display" for h in v.hits) for v in r.values)
+    return named and (glued in LEGAL_FORMS or all(r.tokens[k].low in LEGAL_FORMS for k in range(a, b)))
+
+
 def read_unknown(r: Reading) -> None:
     """Capitalized runs (not the question's first word) nothing consumed: names the data does not hold."""
     for a, b in _runs(r, lambda t: _content(t) and t.capitalized and not t.low.isdigit()):
         if a == 0 and r.tokens[0].low in OPENERS:
             a += 1
+        if b > a and _legal_form_after_name(r, a, b):
+            r.used.update(range(a, b))  # "Lindgren Glass LLC" where the data writes "Lindgren Glass"
+            continue
         if b > a:
             r.unknown.append((a, b, False))
             r.used.update(range(a, b))

@@ -16,7 +16,9 @@ from esc.agents.query.plan import Expr
 from esc.agents.query.value_index import TOKEN_PATTERN, ValueHit, ValueIndex, fold, norm_value
 
 __all__ = ["ValueHit", "ValueIndex", "fold", "norm_value"]
-from esc.contract.model import Attribute, Contract, EntityType
+from esc.contract.er_fields import looks_like_names
+from esc.contract.model import Attribute, Contract, EntityType, TimeMark
+from esc.contract.time_marks import iso_text
 
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 TOKEN = re.compile(TOKEN_PATTERN, re.UNICODE)  # "Ralston's" -> Ralston + s; "O'Reilly" stays one word
@@ -121,10 +123,13 @@ class AttrInfo:
     distinct: int | None = None
     minimum: Any = None
     maximum: Any = None
+    time: TimeMark | None = None  # the contract's time mark (granularity, written form, role)
+    name_like: bool = False  # values look like names of people or organisations (contract/er_fields.py)
 
     @property
     def temporal(self) -> bool:
-        return self.type in ("date", "datetime") or self.semantic == "date"
+        """A date or datetime, or text the contract marks as ISO-like dates ("2021-03": compares as text)."""
+        return self.type in ("date", "datetime") or self.semantic == "date" or (self.type == "string" and iso_text(self.time))
 
     @property
     def measure(self) -> bool:
@@ -192,15 +197,30 @@ def _display(entity: EntityType, attrs: dict[str, AttrInfo], words: list[str]) -
             score = 3  # CompanyName
         elif ws[-1:] == ["description"] and set(ws[:-1]) <= ent:
             score = 4  # TerritoryDescription
-        elif a.semantic == "name":
+        elif a.semantic == "name" or a.name_like:
             score = 5
         else:
             continue
         ranked.append((score, i, a.name))
     if ranked:
-        return [min(ranked)[2]]
+        best = min(ranked)
+        if best[0] == 0 and _codes(attrs[best[2]]):
+            # "account" on VendorPortalAccount holding "acct-301": a code named like the type; a field whose
+            # values are names says better which one it is
+            named = [x for x in ranked if attrs[x[2]].name_like]
+            best = min(named) if named else best
+        return [best[2]]
     keys = [a.name for a in attrs.values() if a.identifier]
     return keys[:1]
+
+
+_CODE = re.compile(r"[A-Za-z]*[-_.]?\d+[-_.A-Za-z0-9]*")
+
+
+def _codes(a: AttrInfo) -> bool:
+    """Values written as codes ("acct-301", "C-1001"), going by the profile's smallest and largest."""
+    ends = [str(v) for v in (a.minimum, a.maximum) if v is not None]
+    return bool(ends) and all(_CODE.fullmatch(v) for v in ends)
 
 
 def derived_value(info: TypeInfo) -> Expr | None:
@@ -279,6 +299,8 @@ class Vocabulary:
             distinct=spec.distinct if spec else None,
             minimum=spec.min if spec else None,
             maximum=spec.max if spec else None,
+            time=a.time,
+            name_like=spec is not None and looks_like_names(spec),
         )
 
     def neighbours(self, entity: str) -> list[tuple[RelInfo, str, str]]:

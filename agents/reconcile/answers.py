@@ -4,8 +4,9 @@
   it and the newest one's time, the current value first (agents/reconcile/consolidate.py has the rule).
 * ``note``: a count over a resolved type counted canonical entities (people), and says so.
 * "as of DATE" (``split_as_of``): the phrase is taken out before planning; the answer is then the value the
-  records held on that date (the newest value dated on or before it), from the field's conflicts; a field the
-  records agree on had its value then too.
+  records held on that date (the newest value dated on or before it), from the field's conflicts. Where no
+  history is recorded (the records agree, or the data keeps one value) the current answer is given with a note
+  and a confidence below 0.8.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ _AS_OF = re.compile(
 )
 _MONTHS = {m: i for i, m in enumerate(["january", "february", "march", "april", "may", "june", "july", "august",
                                         "september", "october", "november", "december"], 1)}  # fmt: skip
+
+
+PARTIAL = 0.75
+"""Confidence at most, when an aggregate over linked records leaves out entities that hold no value for it."""
 
 
 def _date(text: str) -> date | None:
@@ -92,17 +97,30 @@ def annotate(answer: Answer, rw: Rewritten, rows: list[PlanRow], view: ClusterVi
         kinds = ", ".join(sorted(rw.counted))
         answer.note = (f"counted distinct real-world entities ({kinds} records linked across and within sources "
                        "count once), not records")  # fmt: skip
+    if rw.missing and rw.coverage is not None:
+        # an aggregate of a field another type holds, over entities some of which no record of that type was linked
+        # to: the answer leaves them out, and may have missed a link
+        answer.confidence = round(min(answer.confidence, PARTIAL), 3)
+        answer.note = (f"{rw.missing} of the entities asked about hold no {rw.coverage[1]} in any linked record "
+                       "and are left out")  # fmt: skip
 
 
 def apply_as_of(answer: Answer, when: date) -> None:
-    """The answer as the records had it on ``when`` (from the answered field's conflicts)."""
-    if answer.route == "abstain" or not answer.conflicts:
+    """The answer as the records had it on ``when`` (from the answered field's conflicts). Without a recorded
+    history (no conflict: one value, or data that keeps no earlier values) the current answer is given with a note
+    and a confidence below 0.8: nothing shows it held on that date."""
+    if answer.route == "abstain":
         return
     day = when.isoformat()
+    if not answer.conflicts:
+        answer.note = f"no earlier value is recorded; the current answer is given for {day}"
+        answer.confidence = round(min(answer.confidence, PARTIAL), 3)
+        return
     c = answer.conflicts[0]
     dated = [v for v in c.values if v.as_of is not None and v.as_of[:10] <= day]
     if not dated:
         answer.note = f"no record holds {c.field} on or before {day}; the current value is given"
+        answer.confidence = round(min(answer.confidence, PARTIAL), 3)
         return
     best = max(dated, key=lambda v: v.as_of or "")
     answer.answer = best.value

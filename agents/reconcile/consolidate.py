@@ -30,7 +30,7 @@ from esc.agents.reconcile.model import (
     MemberRef,
     member_marker,
 )
-from esc.contract.er_fields import NAME_ROLES, ResolutionSpec
+from esc.contract.er_fields import NAME_ROLES, ResolutionSpec, TypeSpec
 from esc.contract.er_match import Match, name_words, norm_email, norm_phone
 
 Entry = tuple[Any, str | None, Member]  # (value in the canonical unit, as_of, record)
@@ -61,6 +61,16 @@ def _scaled(v: Any, factor: float | None) -> Any:
         return v
     out = round(x * factor, 9)
     return int(out) if out.is_integer() and factor >= 1 else out
+
+
+def unit_factor(t: TypeSpec, name: str, m: Member) -> float | None:
+    """The factor from a record's value of ``name`` to the canonical unit: the contract's scale, or the one its unit
+    column gives this record (a unit it does not know: no factor, the value as written)."""
+    col = t.columns.get(name)
+    if col is None:
+        return t.scale.get(name)
+    unit = m.value(col[0])
+    return col[1].get(str(unit).strip().casefold()) if unit is not None else None
 
 
 def meaning(role: str | None, v: Any) -> Any:
@@ -122,7 +132,7 @@ def consolidate(
             if v is None or (isinstance(v, str) and not v.strip()):
                 continue
             canon = t.canon.get(name, name)
-            values[canon].append((_scaled(v, t.scale.get(name)), when, m))
+            values[canon].append((_scaled(v, unit_factor(t, name, m)), when, m))
             if name in by_field:
                 roles[canon] = by_field[name]
             if name in keys or name == t.time_field or name in t.quiet:

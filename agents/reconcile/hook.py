@@ -50,18 +50,20 @@ class Reconciler:
         self.graph = graph
         self.log = MemberLog(path)
         self.resolver: Resolver | None = None
-        self._hash: str | None = None
+        self._seen: Contract | None = None
         self._lock = threading.Lock()
         self.events: list[ClusterEvent] = []
 
     def use(self, contract: Contract) -> None:
         """Resolve under ``contract``'s spec (a new spec compares every kept record again). The first call loads
-        the logged records and makes the graph's canonical entities match them (a restart after a crash)."""
+        the logged records and makes the graph's canonical entities match them (a restart after a crash). The spec
+        is read again from every new contract object, not only from a new version: its time fields and units are
+        statistics (contract/annotations.py) that may change while the structure stays."""
         with self._lock:
-            if self.resolver is not None and contract.content_hash and contract.content_hash == self._hash:
+            if self.resolver is not None and contract is self._seen:
                 return
             spec = build_spec(contract)
-            self._hash = contract.content_hash or None
+            self._seen = contract
             if self.resolver is None:
                 self.resolver = Resolver(spec)
                 changes = self.resolver.upsert(self.log.load())

@@ -15,7 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from esc.agents.query.plan import Expr, Filter, Hop, NodePattern, OrderBy, PlanRow, QueryPlan, ReturnItem
+from esc.agents.query.plan import (
+    CITE_CAP,
+    Expr,
+    Filter,
+    Hop,
+    NodePattern,
+    OrderBy,
+    PlanRow,
+    QueryPlan,
+    ReturnItem,
+)
 from esc.agents.reconcile.model import CANONICAL, CID, CONFLICTS, SAME_AS, member_marker
 from esc.agents.reconcile.view import ClusterView
 from esc.agents.stores.base import GraphStore
@@ -30,6 +40,8 @@ class Rewritten:
     returned: dict[str, tuple[str, str]] = field(default_factory=dict)  # alias -> (label, attr) asked for
     counted: set[str] = field(default_factory=set)  # labels counted as clusters
     empty: bool = False  # an identifying filter matched no record
+    coverage: tuple[str, str] | None = None  # (canonical var, attribute) an aggregate takes from another type
+    missing: int = 0  # entities in the question's scope without that attribute (set by ``run``)
 
 
 def _groups(plan: QueryPlan, view: ClusterView) -> list[list[int]]:
@@ -69,6 +81,7 @@ def rewrite(plan: QueryPlan, view: ClusterView, graph: GraphStore, vocab: Any) -
     var_of: dict[str, str] = {}
     label_of: dict[str, str] = {}
     fresh = iter(f"m{i}" for i in range(100))
+    marked_of: dict[str, set[str]] = {}
     for gi, group in enumerate(groups):
         members = [nodes[i] for i in group]
         resolved = members[0].label in view.labels
@@ -82,6 +95,7 @@ def rewrite(plan: QueryPlan, view: ClusterView, graph: GraphStore, vocab: Any) -
             # the canonical node has a member of each type the question filters on (of the first type when it
             # filters on none): "contacts in Hamburg" are people with a CRM record, whoever holds their balance
             marked = [n for n in members if n.filters] or members[:1]
+            marked_of[cvar] = {n.label for n in marked}
             for n in members:
                 var_of[n.var] = cvar
                 label_of[n.var] = n.label
@@ -127,6 +141,8 @@ def rewrite(plan: QueryPlan, view: ClusterView, graph: GraphStore, vocab: Any) -
         prop = view.canon(label, r.prop) if r.prop is not None else None
         expr = _map_expr(r.expr, label, view) if r.expr is not None else None
         returns.append(ReturnItem(var=v, prop=prop, agg=r.agg, alias=r.alias, expr=expr))
+        if r.agg in ("sum", "avg", "min", "max") and prop is not None and label not in marked_of.get(v, {label}):
+            out.coverage = (v, prop)  # "the total balance of the subscribers": the balance is another type's
         if r.agg is None and r.prop is not None:
             out.returned[r.alias] = (label, r.prop)
     order = plan.order_by
@@ -160,4 +176,64 @@ def _cluster_ids(graph: GraphStore, label: str, filters: list[Filter]) -> list[s
 def run(rw: Rewritten, graph: GraphStore) -> list[PlanRow]:
     if rw.empty:
         return []
+    if rw.coverage is not None:
+        rw.missing = _missing(rw.plan, *rw.coverage, graph)
+    once = _per_entity(rw)
+    if once is not None:
+        return _aggregate_once(rw.plan, once, graph)
     return graph.run_plan(rw.plan)
+
+
+def _missing(plan: QueryPlan, var: str, prop: str, graph: GraphStore) -> int:
+    """Entities the plan reaches at ``var`` that hold no ``prop`` (their records of the type holding it were not
+    linked to them, or they have none): an aggregate over the rest leaves them out."""
+    def lacking(n: NodePattern) -> NodePattern:
+        return n.model_copy(update={"filters": [*n.filters, Filter(prop=prop, op="isnull", value=None)]}) if n.var == var else n
+
+    count = QueryPlan(kind="count", start=lacking(plan.start),
+                      hops=[h.model_copy(update={"target": lacking(h.target)}) for h in plan.hops],
+                      returns=[ReturnItem(var=var, agg="count", alias="n")])  # fmt: skip
+    rows = graph.run_plan(count)
+    return int(rows[0].values.get("n") or 0) if rows else 0
+
+
+def _per_entity(rw: Rewritten) -> str | None:
+    """The canonical var a sum or average runs over when a path to it may reach one entity more than once (two of
+    its members, or two records that point at it): its values are then taken once per entity."""
+    plan = rw.plan
+    canon = set(rw.canonical_vars.values())
+    summed = {r.var for r in plan.returns if r.agg in ("sum", "avg") or (r.agg == "count" and (r.prop or r.expr))}
+    if not plan.hops or plan.group_by or len(summed) != 1 or not summed <= canon:
+        return None
+    var = next(iter(summed))
+    if any(r.agg is None or r.var != var for r in plan.returns):
+        return None
+    return var
+
+
+def _aggregate_once(plan: QueryPlan, var: str, graph: GraphStore) -> list[PlanRow]:
+    """The plan's aggregates over the distinct entities bound to ``var`` (one row per entity, then summed here)."""
+    items = [r for r in plan.returns if r.agg != "count" or r.prop or r.expr]
+    returns = [ReturnItem(var=var, prop=CID, alias="_cid_once")]
+    returns += [ReturnItem(var=var, prop=r.prop, expr=r.expr, alias=r.alias) for r in items]
+    distinct = QueryPlan(kind="traverse", start=plan.start, hops=plan.hops, returns=returns, cite=[var], limit=None)
+    rows = graph.run_plan(distinct)
+    values: dict[str, Any] = {}
+    for r in plan.returns:
+        got = [row.values.get(r.alias) for row in rows]
+        nums = [v for v in got if isinstance(v, int | float) and not isinstance(v, bool)]
+        if r.agg == "count":
+            values[r.alias] = len([v for v in got if v is not None]) if r.prop or r.expr else len(rows)
+        elif r.agg == "sum":
+            values[r.alias] = sum(nums) if all(isinstance(v, int) for v in nums) else float(sum(nums))
+        elif r.agg == "avg":
+            values[r.alias] = sum(nums) / len(nums) if nums else None
+        else:
+            present = [v for v in got if v is not None]
+            values[r.alias] = (min(present) if r.agg == "min" else max(present)) if present else None
+    cites: list[dict[str, Any]] = []
+    for row in rows:
+        for c in row.citations:
+            if c not in cites and len(cites) < CITE_CAP:
+                cites.append(c)
+    return [PlanRow(values=values, citations=cites)]
