@@ -26,6 +26,7 @@ from esc.contract.field_profile import (
     build_from_groups,
     group_values,
 )
+from esc.contract.folding_arrow import concat, fold_hint, fold_hint_of_reps
 from esc.contract.profile import SourceProfile
 from esc.contract.semantic import TEXT_CHARS, canonical, is_text
 from esc.contract.sketches import _hash_str, combine_hashes, hash_float_array, hash_int_array, hash_value
@@ -173,9 +174,11 @@ def _string_field(
         hashes = np.concatenate([sp_h, ph])
         weights = np.concatenate([np.asarray(sp_w, dtype=np.int64), w])
         reps: Sequence[object] = _Concat(sp_reps, texts)
+        hint = concat(fold_hint_of_reps(sp_reps), fold_hint(plain, settle=True))
     else:
         hashes, weights, reps = sp_h, np.asarray(sp_w, dtype=np.int64), sp_reps
-    prof = build_from_groups(name, name, position, agg, weights, hashes, reps, caps=caps)
+        hint = fold_hint_of_reps(sp_reps)
+    prof = build_from_groups(name, name, position, agg, weights, hashes, reps, caps=caps, fold_hint=hint)
     return prof, dh, idx
 
 
