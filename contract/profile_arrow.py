@@ -27,9 +27,10 @@ from esc.contract.field_profile import (
     group_values,
 )
 from esc.contract.folding_arrow import concat, fold_hint, fold_hint_of_reps
+from esc.contract.hash_arrow import hash_str_array
 from esc.contract.profile import SourceProfile
 from esc.contract.semantic import TEXT_CHARS, canonical, is_text
-from esc.contract.sketches import _hash_str, combine_hashes, hash_float_array, hash_int_array, hash_value
+from esc.contract.sketches import combine_hashes, hash_float_array, hash_int_array, hash_value
 
 ColumnKind = Literal["int", "decimal", "string"]
 UNIQUE_SKIP_ROWS = 50_000
@@ -143,15 +144,15 @@ def _string_field(
     pl_idx = np.nonzero(~special)[0]
     if len(pl_idx):
         plain = d.take(pa.array(pl_idx))
-        texts = plain.to_pylist()
-        ph = np.fromiter((_hash_str(t) for t in texts), dtype=np.uint64, count=len(texts))
+        texts = _Lazy(plain)
+        ph = hash_str_array(plain)
         dh[pl_idx] = ph
         w = counts[pl_idx]
         ln = lengths[pl_idx]
         mid = np.nonzero((ln >= 60) & (ln < TEXT_CHARS))[0]
         is_txt = ln >= TEXT_CHARS
         if len(mid):
-            is_txt[mid] = np.array([is_text(texts[int(k)]) for k in mid], dtype=bool)
+            is_txt[mid] = np.array([is_text(t) for t in plain.take(pa.array(mid)).to_pylist()], dtype=bool)
         trimmed = pc.utf8_trim_whitespace(plain)
         words = _np(pc.list_value_length(pc.utf8_split_whitespace(trimmed)))
         words = np.where(_np(pc.utf8_length(trimmed)) > 0, words, 0).astype(np.int64)
@@ -182,8 +183,21 @@ def _string_field(
     return prof, dh, idx
 
 
+class _Lazy(Sequence[object]):
+    """The values of an Arrow array as a sequence, each made a Python object only when read (few are)."""
+
+    def __init__(self, arr: pa.Array) -> None:
+        self.arr = arr
+
+    def __len__(self) -> int:
+        return len(self.arr)
+
+    def __getitem__(self, i: int) -> object:  # type: ignore[override]
+        return self.arr[i].as_py()
+
+
 class _Concat(Sequence[object]):
-    def __init__(self, a: list[object], b: list[object]) -> None:
+    def __init__(self, a: Sequence[object], b: Sequence[object]) -> None:
         self.a, self.b = a, b
 
     def __len__(self) -> int:
@@ -250,7 +264,8 @@ def profile_batch(
     combos: dict[tuple[str, ...], ComboProfile] = {}
     for combo in combos_of(cands):
         mask = np.logical_and.reduce([row_hashes[c][1] for c in combo])
-        hashes = combine_hashes([row_hashes[c][0][mask] for c in combo])
+        whole = bool(mask.all())  # no nulls in these columns: no copy of each column
+        hashes = combine_hashes([row_hashes[c][0] if whole else row_hashes[c][0][mask] for c in combo])
         combos[combo] = ComboProfile.of(combo, hashes, caps)
     if n:
         combos[ROW] = row_combo(acc, caps)

@@ -7,12 +7,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
 from esc.contract.combos import ComboProfile, combo_cap
 from esc.contract.field_profile import Caps
-from esc.contract.hashing import merge_sorted_unique, smallest_distinct, sorted_unique
+from esc.contract.hash_arrow import hash_str_array
+from esc.contract.hashing import _hash_str, merge_sorted_unique, smallest_distinct, sorted_unique
 from esc.contract.profile import SourceProfile
 from esc.contract.records import Record
 from esc.contract.sketches import HyperLogLog, _clz64
@@ -114,3 +116,13 @@ def test_case_folding_reads_only_what_may_change_and_equals_the_record_path(tmp_
     raw = fast.fields["code"].exact
     assert folded.hashes is not None and raw.hashes is not None
     assert len(folded.hashes) < len(raw.hashes)  # alfki = ALFKI, anatr, straße1 ... fold onto one another
+
+
+@given(st.lists(st.text(max_size=30), max_size=60), st.integers(min_value=0, max_value=5))
+def test_strings_hashed_from_arrow_buffers_equal_the_scalar_hash(xs: list[str], cut: int) -> None:
+    xs = [x.encode("utf-8", "replace").decode("utf-8") for x in xs]  # what Arrow can hold: valid UTF-8
+    want = [_hash_str(x) for x in xs]
+    for typ in (pa.string(), pa.large_string()):
+        arr = pa.array(xs, typ)
+        assert hash_str_array(arr).tolist() == want
+        assert hash_str_array(arr.slice(cut)).tolist() == want[cut:]  # an array that starts inside its buffers
