@@ -152,7 +152,13 @@ def _string_field(
         mid = np.nonzero((ln >= 60) & (ln < TEXT_CHARS))[0]
         is_txt = ln >= TEXT_CHARS
         if len(mid):
-            is_txt[mid] = np.array([is_text(t) for t in plain.take(pa.array(mid)).to_pylist()], dtype=bool)
+            # is_text needs a newline or two sentence ends ([.!?]): only values holding either are read
+            sub = plain.take(pa.array(mid))
+            maybe = _np(pc.greater_equal(pc.count_substring_regex(sub, r"[.!?]"), 2)).astype(bool)
+            maybe |= _np(pc.match_substring(sub, "\n")).astype(bool)
+            at = mid[maybe]
+            if len(at):
+                is_txt[at] = np.array([is_text(t) for t in plain.take(pa.array(at)).to_pylist()], dtype=bool)
         trimmed = pc.utf8_trim_whitespace(plain)
         words = _np(pc.list_value_length(pc.utf8_split_whitespace(trimmed)))
         words = np.where(_np(pc.utf8_length(trimmed)) > 0, words, 0).astype(np.int64)

@@ -126,3 +126,30 @@ def test_strings_hashed_from_arrow_buffers_equal_the_scalar_hash(xs: list[str], 
         arr = pa.array(xs, typ)
         assert hash_str_array(arr).tolist() == want
         assert hash_str_array(arr.slice(cut)).tolist() == want[cut:]  # an array that starts inside its buffers
+
+
+def test_text_read_only_where_it_may_be_text_equals_the_record_path(tmp_path: Path) -> None:
+    pad = "word " * 14  # 70 characters: between plain strings and certain text
+    kinds = [
+        "no sentence end at all {i}",
+        "one end. then more {i}",
+        "two ends. here! {i}",
+        "a number 3.14 and 2.71 are no ends {i}",
+        "ends at the very end {i}.",
+        "inner\nnewline {i}",
+        "question? and answer. {i}",
+    ]
+    rows = ["id,note"]
+    for i in range(700):
+        note = pad + kinds[i % len(kinds)].format(i=i)
+        if i % 11 == 0:
+            note = "\n" + note + "\n"  # newlines only around the value: stripped away
+        rows.append(f'{i},"{note}"')
+    f = tmp_path / "notes.csv"
+    f.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (sf,) = scan(f)
+    fast = profile_csv_columnar(sf, DISCOVERY_CAPS)
+    assert isinstance(fast, SourceProfile)
+    slow = SourceProfile.of_records(sf.source, [r for r in read(sf) if isinstance(r, Record)], DISCOVERY_CAPS)
+    assert fast.to_dict() == slow.to_dict()
+    assert set(fast.fields["note"].types) == {"string", "text"}  # both kinds were there to tell apart
