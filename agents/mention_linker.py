@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from esc.agents.chunk_graph import MentionWrite, chunk_store
@@ -51,8 +52,11 @@ class MentionLinker:
             self._built = time.monotonic()
         return self.automaton, self._fp
 
-    def sync(self, graph: GraphStore, contract: Contract | None, every: float = 0.0) -> LinkResult:
-        """Link what the current dictionary has not linked; with ``every``, at most once per that many seconds."""
+    def sync(self, graph: GraphStore, contract: Contract | None, every: float = 0.0,
+             on_linked: Callable[[list[str], list[MentionWrite]], object] | None = None) -> LinkResult:  # fmt: skip
+        """Link what the current dictionary has not linked; with ``every``, at most once per that many seconds.
+        ``on_linked(chunk ids, mentions)`` runs before each batch is marked linked (the vector objects' entity
+        refs, ``agents.mentions_vectors``): a failure there leaves the batch to link again."""
         store = chunk_store(graph)
         result = LinkResult()
         if store is None or contract is None or time.monotonic() - self._synced < every:
@@ -73,6 +77,8 @@ class MentionLinker:
                 for r in rows for m in automaton.find(r.text)
                 if (m.entity.label, m.entity.key) != (r.entity_label, r.entity_key)  # a text naming its own record
             ]  # fmt: skip
+            if on_linked is not None:
+                on_linked([r.id for r in rows], writes)
             store.replace_mentions([r.id for r in rows], writes, fp)
             result.chunks += len(rows)
             result.mentions += len(writes)
