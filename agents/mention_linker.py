@@ -23,14 +23,23 @@ from esc.contract.model import Contract
 log = logging.getLogger(__name__)
 
 BATCH = 500
+LATER_TRIES = 20
+"""Syncs (the Faust worker: one per 5 s when idle) a batch waits for its vector objects (``LinkLater``) before it is linked in the graph without them (a
+chunk whose object never comes must not hold back every chunk after it)."""
 UNVERSIONED_TTL = 30.0
 """Seconds a dictionary is reused for a graph that cannot say whether its data changed (``generation()`` None)."""
+
+
+class LinkLater(RuntimeError):
+    """Raised by ``on_linked`` when a batch cannot be finished yet (its vector objects are not written yet): the
+    batch stays unlinked and the sync ends; the next sync links it."""
 
 
 @dataclass
 class LinkResult:
     chunks: int = 0
     mentions: int = 0
+    waiting: int = 0  # chunks left for the next sync (LinkLater)
     seconds: float = 0.0
     fingerprint: str = ""
 
@@ -42,6 +51,7 @@ class MentionLinker:
         self.automaton: MentionAutomaton | None = None
         self._built = 0.0
         self._synced = float("-inf")
+        self._later: dict[str, int] = {}  # first chunk of a batch -> syncs it waited for its vector objects
 
     def dictionary(self, graph: GraphStore, contract: Contract) -> tuple[MentionAutomaton, str]:
         state = (contract.content_hash, contract.version, graph.generation())
@@ -78,7 +88,16 @@ class MentionLinker:
                 if (m.entity.label, m.entity.key) != (r.entity_label, r.entity_key)  # a text naming its own record
             ]  # fmt: skip
             if on_linked is not None:
-                on_linked([r.id for r in rows], writes)
+                try:
+                    on_linked([r.id for r in rows], writes)
+                except LinkLater as exc:
+                    tries = self._later[rows[0].id] = self._later.get(rows[0].id, 0) + 1
+                    if tries < LATER_TRIES:
+                        log.info("mentions: %s; linked at the next run", exc)
+                        result.waiting = len(rows)
+                        break
+                    log.warning("mentions: %s after %d runs; linked in the graph without them", exc, tries)
+                self._later.pop(rows[0].id, None)
             store.replace_mentions([r.id for r in rows], writes, fp)
             result.chunks += len(rows)
             result.mentions += len(writes)

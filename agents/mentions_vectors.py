@@ -10,7 +10,8 @@ A vector store takes part when it has ``set_mentions(collection, {object id: [re
 ``near_vector_mentioning(collection, vector, refs, limit)`` (Weaviate and the embedded store do; wrappers forward
 them); with another store nothing is copied and search is not filtered.
 
-What is not kept: an object rewritten after it was linked (a replay re-embeds its chunk) carries no refs until the
+A chunk whose vector object is not written yet (the Faust worker's vector outbox runs behind the graph) is left
+unlinked by the linker and linked at its next run (:class:`~agents.mention_linker.LinkLater`). What is not kept: an object rewritten after it was linked (a replay re-embeds its chunk) carries no refs until the
 linker links its chunk again, which it does, since rewriting a chunk in the graph clears its link mark.
 """
 
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from esc.agents.chunk_graph import MentionWrite
+from esc.agents.mention_linker import LinkLater
 from esc.agents.stores.weaviate_ids import object_id
 
 
@@ -37,11 +39,16 @@ def refs_by_chunk(chunk_ids: Sequence[str], writes: Sequence[MentionWrite]) -> d
 
 
 def copy_mentions(vectors: Any, collection: str, chunk_ids: Sequence[str], writes: Sequence[MentionWrite]) -> int:
-    """Put the refs of the linked chunks on their vector objects; objects updated (0: the store takes none)."""
+    """Put the refs of the linked chunks on their vector objects; returns the objects found (0: the store takes
+    none). Raises :class:`LinkLater` when some chunk has no vector object yet (its text waits in the vector
+    outbox): the linker leaves the batch unlinked and links it again at its next run."""
     setter = getattr(vectors, "set_mentions", None)
     if setter is None or not chunk_ids:
         return 0
-    return int(setter(collection, refs_by_chunk(chunk_ids, writes)))
+    found = int(setter(collection, refs_by_chunk(chunk_ids, writes)))
+    if found < len(set(chunk_ids)):
+        raise LinkLater(f"{len(set(chunk_ids)) - found} of {len(set(chunk_ids))} chunks have no vector object yet")
+    return found
 
 
 def near_vector_mentioning(

@@ -146,13 +146,13 @@ class WeaviateVectorStore(VectorStore):
     def set_mentions(self, collection: str, mentions: Mapping[str, Sequence[str]]) -> int:
         """Set the entity refs of these objects (object id -> refs; an empty list clears). Only objects whose refs
         change are written (one read per ``UPSERT_BATCH`` ids, one update per changed object); an object not
-        stored (yet) is skipped. Returns objects updated."""
+        stored (yet) is skipped. Returns the objects found (updated or already right)."""
         if not mentions or not self._client.collections.exists(collection):
             return 0
         self.ensure_collection(collection)
         coll = self._client.collections.get(collection)
         ids = sorted(mentions)
-        updated = 0
+        found = 0
         for i in range(0, len(ids), UPSERT_BATCH):
             part = ids[i : i + UPSERT_BATCH]
             res = coll.query.fetch_objects(filters=wvc.query.Filter.by_id().contains_any(part), limit=len(part),
@@ -160,7 +160,10 @@ class WeaviateVectorStore(VectorStore):
             have = {str(o.uuid): _refs(o.properties.get(MENTIONS)) for o in res.objects}
             for oid in part:
                 want = sorted(mentions[oid])
-                if oid not in have or have[oid] == want:
+                if oid not in have:
+                    continue
+                if have[oid] == want:
+                    found += 1
                     continue
                 try:
                     coll.data.update(uuid=oid, properties={MENTIONS: want})
@@ -168,8 +171,8 @@ class WeaviateVectorStore(VectorStore):
                     if exc.status_code != 404:  # deleted meanwhile: nothing to update
                         raise
                     continue
-                updated += 1
-        return updated
+                found += 1
+        return found
 
     def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int:
         if not record_ids or (collection not in self._known and not self._client.collections.exists(collection)):

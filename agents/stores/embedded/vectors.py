@@ -260,7 +260,7 @@ class EmbeddedVectorStore(VectorStore):
             return index.search(query / norm if norm > 0 else query, limit, rows)
 
     def set_mentions(self, collection: str, mentions: Mapping[str, Sequence[str]]) -> int:
-        """Set the entity refs of these objects (object id -> refs; an empty list clears); objects updated."""
+        """Set the entity refs of these objects (object id -> refs; an empty list clears); objects found."""
         if not mentions:
             return 0
         ids = sorted(mentions)
