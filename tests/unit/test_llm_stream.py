@@ -9,6 +9,7 @@ import asyncio
 import json
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -213,3 +214,23 @@ def test_the_stream_pass_is_off_without_an_endpoint_or_when_switched_off(llm_env
     assert on is not None and on._jobs.maxsize == 3 and on.config.timeout == 1.0
     llm_env.setenv("ESC_LLM_STREAM", "false")
     assert from_settings(Settings()) is None
+
+
+def test_a_one_shot_embedded_ingest_writes_the_llm_version_before_it_returns(
+    baseline: Any, tmp_path: Path, llm_env: pytest.MonkeyPatch
+) -> None:
+    """`esc ingest --embedded` returns once the ingest is done and the LLM pass's jobs ended (ESC_LLM_DEADLINE)."""
+    from esc.streams.runtime.embedded import ingest_embedded
+
+    drop, (version, _), _ = baseline
+
+    def late(request: dict[str, Any]) -> dict[str, Any]:  # (answered after the ingest, as a real model would be)
+        time.sleep(2.0)
+        return good(request)
+
+    llm_env.setenv("ESC_LLM_TIMEOUT", "30")
+    with FakeOpenAI([late, "{}"]) as server:
+        llm_env.setenv("ESC_LLM_BASE_URL", server.base_url)
+        settings = load().replace(state_dir=tmp_path / "cli", app_id="llm", topic_prefix="esc")
+        summary = ingest_embedded(settings, drop, embedder=HashingEmbedder())
+    assert summary.contract_version == version + 1
