@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from esc.agents import llm_metrics as lm
+from esc.agents import metrics
 from esc.agents.llm import (
     ANSWER_SHAPE,
     DISCOVER_TASK,
@@ -254,6 +255,10 @@ class StreamDiscovery:
         if diff is None:
             return contract, None
         lm.LLM_VERSIONS.inc()
+        metrics.CONTRACT_VERSION.set(new.version)
+        metrics.SCHEMA_DIFF_EVENTS.inc()
+        for item in diff.added:
+            metrics.SCHEMA_DIFFS.labels(item.kind).inc()
         log.info("LLM discovery: contract v%d for %s (%d items added)", new.version, ", ".join(sources),
                  len(diff.added))  # fmt: skip
         return new, diff

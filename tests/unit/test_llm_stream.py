@@ -234,3 +234,49 @@ def test_a_one_shot_embedded_ingest_writes_the_llm_version_before_it_returns(
         settings = load().replace(state_dir=tmp_path / "cli", app_id="llm", topic_prefix="esc")
         summary = ingest_embedded(settings, drop, embedder=HashingEmbedder())
     assert summary.contract_version == version + 1
+
+
+def _contract() -> Contract:
+    from esc.contract.evolve import evolve
+    from tests.fakes.contracts import chinook_like
+
+    return evolve(None, chinook_like())[0]
+
+
+def test_the_call_budget_ends_a_job_and_is_counted() -> None:
+    from esc.agents.llm import LLMConfig
+    from esc.agents.llm_stream import Job, run_job
+
+    c = _contract()
+    budget = calls("budget")
+    with FakeOpenAI([good, "{}"]) as server:
+        config = LLMConfig(base_url=server.base_url, model="fake", timeout=5.0, max_retries=0, max_calls=1)
+        result = run_job(config, config.client(), Job(sources=sorted(c.sources)[:2], contract=c, samples={}))
+        assert len(server.requests) == 1
+    assert [call["outcome"] for call in result.calls] == ["ok", "budget"]
+    assert calls("budget") == budget + 1
+
+
+def test_a_full_queue_drops_the_job_and_counts_it() -> None:
+    from esc.agents.llm import LLMConfig
+    from esc.agents.llm_stream import StreamDiscovery
+
+    c = _contract()
+    release = threading.Event()
+    dropped = sample("esc_llm_jobs_total", {"outcome": "dropped"})
+
+    def held(request: dict[str, Any]) -> str:
+        assert release.wait(60)
+        return "{}"
+
+    with FakeOpenAI([held]) as server:
+        llm = StreamDiscovery(LLMConfig(base_url=server.base_url, model="fake", timeout=60.0, max_retries=0),
+                              queue_size=1)  # fmt: skip
+        taken = [llm.submit(c, [source]) for source in sorted(c.sources)[:3]]  # one runs (held), one waits
+        release.set()
+        assert llm.wait(30)
+        llm.close()
+    assert taken[0] and not all(taken)  # at most one queued beside the one running: the third never fits
+    assert sample("esc_llm_jobs_total", {"outcome": "dropped"}) == dropped + taken.count(False)
+    assert [h["outcome"] for h in llm.history].count("dropped") == taken.count(False)
+    assert llm.submit(c, sorted(c.sources)[:1]) is False  # a source is asked about once
