@@ -109,13 +109,18 @@ class _Index:
         n = len(self.ids)
         if n == 0 or limit <= 0:
             return []
-        among = np.arange(n) if rows is None else np.asarray(sorted(rows), dtype=np.int64)
-        if among.size == 0:
-            return []
-        sims = np.full(n, -np.inf, dtype=np.float32)
-        sims[among] = self.mat[among] @ query
-        k = min(limit, among.size)
-        top = among[np.argpartition(-sims[among], k - 1)[:k]] if k < among.size else among
+        if rows is None:  # every row: one product over the matrix as it is (no copy)
+            sims = self.mat[:n] @ query
+            k = min(limit, n)
+            top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        else:
+            among = np.asarray(sorted(rows), dtype=np.int64)
+            if among.size == 0:
+                return []
+            sims = np.full(n, -np.inf, dtype=np.float32)
+            sims[among] = self.mat[among] @ query
+            k = min(limit, among.size)
+            top = among[np.argpartition(-sims[among], k - 1)[:k]] if k < among.size else among
         ranked = sorted(top.tolist(), key=lambda r: (-float(sims[r]), self.ids[r]))
         return [
             {**self.props[r], "id": self.ids[r], "similarity": max(0.0, min(1.0, float(sims[r])))}
