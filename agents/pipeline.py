@@ -19,9 +19,9 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from esc.agents import agent_state
+from esc.agents import agent_state, llm_stream
 from esc.agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
 from esc.agents.contract_reports import ContractReports
 from esc.agents.extraction import (  # noqa: F401  (the extraction stage; re-exported for the runtimes)
@@ -34,6 +34,7 @@ from esc.agents.extraction import (  # noqa: F401  (the extraction stage; re-exp
     split_messages,
 )
 from esc.agents.ingest import parse
+from esc.agents.llm_stream import StreamDiscovery
 from esc.agents.profiler import ProfileDelta, Watermark, profile_batch
 from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.seen import SeenRecords
@@ -120,13 +121,16 @@ class ContractWriter:
     """The single writer of the contract: profile updates in, schema-diff events and contracts out."""
 
     def __init__(
-        self, agent: ContractAgent | None = None, contract_id: str = "esc", reports: ContractReports | None = None
+        self, agent: ContractAgent | None = None, contract_id: str = "esc", reports: ContractReports | None = None,
+        llm: StreamDiscovery | Literal["env"] | None = "env",
     ) -> None:
         self.agent = agent or ContractAgent()
         self.contract_id = contract_id
         self.dead: list[DeadLetter] = []
         self.reports = reports or ContractReports()  # drift and example results (agents/contract_reports.py)
         self._reports_saved: str | None = None  # the reports entry as last saved (state_changes writes it on change)
+        # The LLM pass in the stream (agents/llm_stream.py): "env" asks ESC_LLM_BASE_URL / ESC_LLM_STREAM; None: off.
+        self.llm: StreamDiscovery | None = llm_stream.from_settings() if isinstance(llm, str) else llm
 
     @classmethod
     def from_state(cls, state: dict[str, Any] | None, contract_id: str = "esc") -> ContractWriter:
@@ -182,6 +186,8 @@ class ContractWriter:
                 self.dead.append(DeadLetter.of(f"invalid profile update: {exc}", "contract-agent", raw))
         contract, diff = self.agent.apply(deltas, completions, now=time.time() if now is None else now, scans=scans,
                                           flushes=flushes, opened=opened)  # fmt: skip
+        if self.llm is not None:  # the LLM pass beside ingestion: queue new sources, version finished answers
+            contract, diff = self.llm.step(self.agent, deltas, contract, diff)
         reported = self.reports.update(contract, self.agent.sources)
         if reported is not None:
             contract = self.agent.contract = reported
