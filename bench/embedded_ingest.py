@@ -1,0 +1,181 @@
+"""Embedded ingest speed (issue 15.3): ``esc ingest DIR --embedded`` on TPC-H, beside DuckDB's own load time of the
+same files (the limit: the store itself reading the CSVs into tables).
+
+    .venv/bin/python bench/embedded_ingest.py                      # SF 0.01 (86,805 records), this checkout
+    .venv/bin/python bench/embedded_ingest.py --baseline ns        # ... and git ref `ns` in the same run
+    .venv/bin/python bench/embedded_ingest.py --profile out.prof   # this checkout under cProfile
+
+Each measurement runs in a new process importing ESC from its checkout (``--baseline REF``: a temporary
+``git worktree``, as ``bench/many_sources.py`` does) and ingests into a new state folder with the embedder
+``ESC_EMBEDDER`` names (default: the one ESC would use). It prints records/s end to end (reading, profiling,
+contract, planning, graph and vector writes, grounding), the graph it left (nodes per label, SourceRecords,
+DERIVED_FROM and other edges, chunks) so two checkouts can be compared for the same graph, and DuckDB's
+``read_csv`` of the same files into tables in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from bench._tpch import TABLES, row_counts, tpch_dir  # noqa: E402
+
+
+def duckdb_load(folder: Path) -> dict[str, Any]:
+    """DuckDB reading every CSV into a table of a new file database: the store's own load time (the limit)."""
+    import duckdb
+
+    root = Path(tempfile.mkdtemp(prefix="esc-bench-duck-"))
+    try:
+        con = duckdb.connect(str(root / "load.duckdb"))
+        t0 = time.perf_counter()
+        rows = 0
+        for t in TABLES:
+            con.execute(f"CREATE TABLE {t} AS SELECT * FROM read_csv(?, header = true)", [str(folder / f"{t}.csv")])
+            rows += int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])  # type: ignore[index]
+        con.execute("CHECKPOINT")
+        seconds = time.perf_counter() - t0
+        con.close()
+        return {"seconds": round(seconds, 3), "records": rows, "records_per_s": round(rows / seconds)}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def graph_counts(state: Path) -> dict[str, Any]:
+    """What the embedded graph holds: nodes per label (stubs apart), SourceRecords, edges per type, chunks."""
+    import duckdb
+
+    path = next((state / "embedded").glob("graph*.duckdb"), None)
+    if path is None:
+        return {}
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        labels = dict(con.execute("SELECT label, count(*) FROM entities WHERE NOT stub GROUP BY 1 ORDER BY 1").fetchall())
+        edges = dict(con.execute("SELECT type, count(*) FROM edges GROUP BY 1 ORDER BY 1").fetchall())
+        one = lambda q: int(con.execute(q).fetchone()[0])  # type: ignore[index]  # noqa: E731
+        return {"nodes": labels, "stubs": one("SELECT count(*) FROM entities WHERE stub"),
+                "source_records": one("SELECT count(*) FROM source_records"),
+                "derived_from": one("SELECT count(*) FROM derived_from"), "edges": edges}  # fmt: skip
+    finally:
+        con.close()
+
+
+def child(sf: str, profile: str) -> dict[str, Any]:
+    """One ingest in this process (ESC imported from PYTHONPATH's checkout)."""
+    from esc.settings import load
+    from esc.streams.runtime.inprocess import ingest_embedded
+
+    folder = tpch_dir(sf)
+    root = Path(tempfile.mkdtemp(prefix="esc-bench-emb-"))
+    try:
+        drop = root / "drop"
+        drop.mkdir()
+        for t in TABLES:
+            os.link(folder / f"{t}.csv", drop / f"{t}.csv") if _same_fs(folder, drop) else shutil.copy(folder / f"{t}.csv", drop)
+        settings = load().replace(state_dir=root / "state")
+        prof = None
+        if profile:
+            import cProfile
+
+            prof = cProfile.Profile()
+            prof.enable()
+        t0 = time.perf_counter()
+        summary = ingest_embedded(settings, drop)
+        seconds = time.perf_counter() - t0
+        if prof is not None:
+            prof.disable()
+            prof.dump_stats(profile)
+        records = sum(row_counts(folder).values())
+        return {"seconds": round(seconds, 2), "records": records, "records_per_s": round(records / seconds),
+                "written": summary.written + summary.backfilled, "contract_version": summary.contract_version,
+                "dead": summary.dead, "graph": graph_counts(root / "state")}  # fmt: skip
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _same_fs(a: Path, b: Path) -> bool:
+    return os.stat(a).st_dev == os.stat(b).st_dev
+
+
+def measure(checkout: Path, sf: str, timeout: float, profile: str = "") -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=str(checkout))
+    cmd = [sys.executable, str(REPO / "bench" / "embedded_ingest.py"), "--child", "--sf", sf, "--profile", profile]
+    try:
+        out = subprocess.run(cmd, env=env, cwd=checkout, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"did not finish within {timeout:.0f} s"}
+    if out.returncode != 0:
+        return {"error": (out.stderr or out.stdout)[-2000:]}
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def worktree(ref: str) -> Path:
+    path = Path(tempfile.mkdtemp(prefix="esc-emb-base-")) / "checkout"
+    subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(path), ref], check=True,
+                   capture_output=True)  # fmt: skip
+    return path
+
+
+def show(name: str, r: dict[str, Any], limit: dict[str, Any]) -> None:
+    if "error" in r:
+        print(f"{name:24s} FAILED {r['error'][-600:]}")
+        return
+    ratio = limit["seconds"] / r["seconds"] if r["seconds"] else 0.0
+    print(f"{name:24s} {r['seconds']:8.2f} s  {r['records_per_s']:7d} rec/s  v{r['contract_version']}  "
+          f"written {r['written']}/{r['records']}  dead {r['dead']}  ({ratio:.3f}x of DuckDB's own load)")  # fmt: skip
+    g = r.get("graph") or {}
+    if g:
+        print(f"{'':24s} nodes {sum(g['nodes'].values())} {g['nodes']}  stubs {g['stubs']}  source_records "
+              f"{g['source_records']}  derived_from {g['derived_from']}  edges {g['edges']}")  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sf", default="0.01", help="TPC-H scale factor (default 0.01)")
+    ap.add_argument("--baseline", metavar="REF", help="also measure git ref REF (e.g. the branch point) in this run")
+    ap.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per measurement")
+    ap.add_argument("--profile", default="", help="run this checkout under cProfile and write the stats here")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(child(args.sf, args.profile)))
+        return
+    folder = tpch_dir(args.sf)
+    checkouts = {"this checkout": REPO}
+    base = worktree(args.baseline) if args.baseline else None
+    if base is not None:
+        checkouts = {f"baseline {args.baseline}": base, **checkouts}
+    limit = duckdb_load(folder)
+    if not args.json:
+        print(f"TPC-H SF {args.sf}: {limit['records']} records; embedder {os.environ.get('ESC_EMBEDDER', 'default')}")
+        print(f"{'DuckDB read_csv (limit)':24s} {limit['seconds']:8.2f} s  {limit['records_per_s']:7d} rec/s", flush=True)
+    results: dict[str, Any] = {"sf": args.sf, "duckdb_load": limit}
+    try:
+        for name, path in checkouts.items():
+            prof = args.profile if path == REPO else ""
+            r = results[name] = measure(path, args.sf, args.timeout, prof)
+            if not args.json:
+                show(name, r, limit)
+                sys.stdout.flush()
+    finally:
+        if base is not None:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], capture_output=True)
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
