@@ -23,9 +23,13 @@ def _canonical(value: Any) -> Any:
     return value
 
 
+_KEY_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False)  # json.dumps(sort_keys=True, ensure_ascii=False)
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # one encoder, not one per dumps() call
+
+
 def key_json(key: dict[str, Any]) -> str:
     converted = to_properties(key)
-    return json.dumps({k: _canonical(v) for k, v in converted.items()}, sort_keys=True, ensure_ascii=False)
+    return _KEY_JSON.encode({k: _canonical(v) for k, v in converted.items()})
 
 
 def entity_id(label: str, key: dict[str, Any]) -> int:
@@ -49,7 +53,7 @@ def _endpoint_of(label: str, key: dict[str, Any]) -> Endpoint:
 
 
 def _dumps(props: dict[str, Any]) -> str:
-    return json.dumps(props, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(props)
 
 
 class EndpointMemo:
@@ -62,7 +66,7 @@ class EndpointMemo:
 
     def get(self, label: str, key: dict[str, Any]) -> Endpoint:
         try:
-            memo = (label, *((k, type(v), v) for k, v in key.items()))
+            memo = (label, tuple(key.items()), tuple(map(type, key.values())))
             hit = self._memo.get(memo)
         except TypeError:  # an unhashable key value: not remembered
             return _endpoint_of(label, key)
