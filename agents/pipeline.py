@@ -163,9 +163,7 @@ class ContractWriter:
     def state_saved(self) -> None:
         """What the last :meth:`state_changes` returned is durable."""
         agent_state.mark_saved(self.agent)
-        if self._dumped is None and self._updates != self._saved_at:  # saved without state_changes: what is there now
-            self._dumped = (self._updates, self._dump_reports())
-        if self._dumped is not None:
+        if self._dumped is not None:  # else the reports were not dumped: nothing more is saved than before
             self._saved_at, self._reports_saved = self._dumped
             self._dumped = None
 

@@ -4,6 +4,7 @@ same files (the limit: the store itself reading the CSVs into tables).
     .venv/bin/python bench/embedded_ingest.py                      # SF 0.01 (86,805 records), this checkout
     .venv/bin/python bench/embedded_ingest.py --baseline ns        # ... and git ref `ns` in the same run
     .venv/bin/python bench/embedded_ingest.py --profile out.prof   # this checkout under cProfile
+    .venv/bin/python bench/embedded_ingest.py --baseline ns --spy /tmp/spy   # each run under py-spy: where time goes
 
 Each measurement runs in a new process importing ESC from its checkout (``--baseline REF``: a temporary
 ``git worktree``, as ``bench/many_sources.py`` does) and ingests into a new state folder with the embedder
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+if str(REPO) not in sys.path:  # after PYTHONPATH: a --baseline child imports ESC from the baseline's checkout
+    sys.path.append(str(REPO))
 
 from bench._tpch import TABLES, row_counts, tpch_dir  # noqa: E402
 
@@ -98,7 +99,9 @@ def child(sf: str, profile: str) -> dict[str, Any]:
             prof.disable()
             prof.dump_stats(profile)
         records = sum(row_counts(folder).values())
-        return {"seconds": round(seconds, 2), "records": records, "records_per_s": round(records / seconds),
+        import esc
+
+        return {"esc": str(Path(esc.__file__).resolve().parent.parent), "seconds": round(seconds, 2), "records": records, "records_per_s": round(records / seconds),
                 "written": summary.written + summary.backfilled, "contract_version": summary.contract_version,
                 "dead": summary.dead, "graph": graph_counts(root / "state")}  # fmt: skip
     finally:
@@ -109,16 +112,28 @@ def _same_fs(a: Path, b: Path) -> bool:
     return os.stat(a).st_dev == os.stat(b).st_dev
 
 
-def measure(checkout: Path, sf: str, timeout: float, profile: str = "") -> dict[str, Any]:
+def measure(checkout: Path, sf: str, timeout: float, profile: str = "", spy: Path | None = None) -> dict[str, Any]:
+    """One ingest in a new process importing ESC from ``checkout`` (under py-spy, raw output to ``spy``)."""
     env = dict(os.environ, PYTHONPATH=str(checkout))
     cmd = [sys.executable, str(REPO / "bench" / "embedded_ingest.py"), "--child", "--sf", sf, "--profile", profile]
+    if spy is not None:
+        exe = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+        cmd = [exe, "record", "-r", "50", "-f", "raw", "-o", str(spy), "--", *cmd]
     try:
         out = subprocess.run(cmd, env=env, cwd=checkout, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"did not finish within {timeout:.0f} s"}
     if out.returncode != 0:
         return {"error": (out.stderr or out.stdout)[-2000:]}
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    line = [x for x in out.stdout.splitlines() if x.startswith("{")][-1]  # py-spy prints its own lines around it
+    result = dict(json.loads(line))
+    if spy is not None and spy.exists():
+        from bench._ingest_breakdown import breakdown
+
+        stages, busy, idle = breakdown(spy)
+        result["breakdown_s"] = {"busy": round(busy / 50, 1), "idle": round(idle / 50, 1),
+                                 **{k: round(v / 50, 1) for k, v in stages.most_common()}}  # fmt: skip
+    return result
 
 
 def worktree(ref: str) -> Path:
@@ -133,12 +148,17 @@ def show(name: str, r: dict[str, Any], limit: dict[str, Any]) -> None:
         print(f"{name:24s} FAILED {r['error'][-600:]}")
         return
     ratio = limit["seconds"] / r["seconds"] if r["seconds"] else 0.0
-    print(f"{name:24s} {r['seconds']:8.2f} s  {r['records_per_s']:7d} rec/s  v{r['contract_version']}  "
+    print(f"{name:24s} ({r['esc']})")
+    print(f"{'':24s} {r['seconds']:8.2f} s  {r['records_per_s']:7d} rec/s  v{r['contract_version']}  "
           f"written {r['written']}/{r['records']}  dead {r['dead']}  ({ratio:.3f}x of DuckDB's own load)")  # fmt: skip
     g = r.get("graph") or {}
     if g:
         print(f"{'':24s} nodes {sum(g['nodes'].values())} {g['nodes']}  stubs {g['stubs']}  source_records "
               f"{g['source_records']}  derived_from {g['derived_from']}  edges {g['edges']}")  # fmt: skip
+    b = r.get("breakdown_s")
+    if b:
+        print(f"{'':24s} py-spy, all threads: {b['busy']} s busy (" + ", ".join(
+            f"{k} {v} s" for k, v in b.items() if k not in ("busy", "idle")) + f"); {b['idle']} s idle waits")
 
 
 def main() -> None:
@@ -147,6 +167,8 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="REF", help="also measure git ref REF (e.g. the branch point) in this run")
     ap.add_argument("--timeout", type=float, default=1800.0, help="seconds allowed per measurement")
     ap.add_argument("--profile", default="", help="run this checkout under cProfile and write the stats here")
+    ap.add_argument("--spy", type=Path, help="run each measurement under py-spy (50 Hz), raw profiles into this folder, "
+                    "and print where the time went")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -166,7 +188,11 @@ def main() -> None:
     try:
         for name, path in checkouts.items():
             prof = args.profile if path == REPO else ""
-            r = results[name] = measure(path, args.sf, args.timeout, prof)
+            spy = None
+            if args.spy is not None:
+                args.spy.mkdir(parents=True, exist_ok=True)
+                spy = args.spy / f"{name.replace(' ', '_')}.raw"
+            r = results[name] = measure(path, args.sf, args.timeout, prof, spy)
             if not args.json:
                 show(name, r, limit)
                 sys.stdout.flush()
