@@ -119,10 +119,10 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
         entities: dict[int, dict[str, Any]] = {}
         records: dict[str, SourceRecordRef] = {}
         links: set[tuple[int, str]] = set()
-        keys: set[tuple[str, str]] = set()
+        keys: set[tuple[str, tuple[str, ...]]] = set()
         written = 0
         for row in rows:
-            if not row.key or any(v is None for v in row.key.values()):
+            if not row.key or None in row.key.values():
                 log.warning("entity %s skipped: identity key %r has no value", row.label, row.key)
                 continue
             eid, kj, _ = self._endpoints.get(row.label, row.key)
@@ -138,9 +138,10 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
             else:  # the same entity twice in one batch: later values win, as sequential MERGE ... SET would
                 current["props"] = {**current["props"], **props}
                 current["v"] = row.contract_version
-            records[row.provenance.sid] = row.provenance
-            links.add((eid, row.provenance.sid))
-            keys.add((row.label, json.dumps(sorted(row.key))))
+            sid = row.provenance.sid
+            records[sid] = row.provenance
+            links.add((eid, sid))
+            keys.add((row.label, tuple(row.key)))
             written += 1
         if not entities:
             return 0
@@ -183,7 +184,8 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
                     "INSERT INTO derived_from SELECT eid, sid FROM esc_derived ON CONFLICT DO NOTHING"
                 )
                 con.executemany(
-                    "INSERT INTO entity_keys VALUES (?, ?) ON CONFLICT DO NOTHING", [list(k) for k in keys]
+                    "INSERT INTO entity_keys VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    [[label, json.dumps(sorted(k))] for label, k in keys],
                 )
             finally:
                 for name in ("esc_batch", "esc_recs", "esc_derived"):
@@ -197,11 +199,7 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
         edges: dict[tuple[str, int, int], int] = {}
         stubs: dict[int, tuple[str, str, str]] = {}
         for row in rows:
-            if (
-                not row.from_key
-                or not row.to_key
-                or any(v is None for v in (*row.from_key.values(), *row.to_key.values()))
-            ):
+            if not row.from_key or not row.to_key or None in row.from_key.values() or None in row.to_key.values():
                 log.warning(
                     "edge %s skipped: an endpoint key has no value (%r -> %r)",
                     row.type,
