@@ -54,6 +54,24 @@ def duckdb_load(folder: Path) -> dict[str, Any]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+def embedder_rate(folder: Path, n: int = 512) -> dict[str, Any]:
+    """The embedder's own texts/s on TPC-H comments (what the ingest embeds), in batches of 64: how much of an
+    ingest its text chunks take at best."""
+    import duckdb
+
+    from esc.agents.embedding import get_embedder
+
+    texts = [str(r[0]) for r in duckdb.sql(
+        f"SELECT o_comment FROM read_csv('{folder / 'orders.csv'}', header = true) LIMIT {n}").fetchall()]  # fmt: skip
+    embedder = get_embedder()
+    embedder.embed(texts[:64])  # loads the model
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), 64):
+        embedder.embed(texts[i : i + 64])
+    seconds = time.perf_counter() - t0
+    return {"embedder": type(embedder).__name__, "texts_per_s": round(len(texts) / seconds, 1)}
+
+
 def graph_counts(state: Path) -> dict[str, Any]:
     """What the embedded graph holds: nodes per label (stubs apart), SourceRecords, edges per type, chunks."""
     import duckdb
@@ -67,6 +85,7 @@ def graph_counts(state: Path) -> dict[str, Any]:
         edges = dict(con.execute("SELECT type, count(*) FROM edges GROUP BY 1 ORDER BY 1").fetchall())
         one = lambda q: int(con.execute(q).fetchone()[0])  # type: ignore[index]  # noqa: E731
         return {"nodes": labels, "stubs": one("SELECT count(*) FROM entities WHERE stub"),
+                "chunks": one("SELECT count(*) FROM chunks"),
                 "source_records": one("SELECT count(*) FROM source_records"),
                 "derived_from": one("SELECT count(*) FROM derived_from"), "edges": edges}  # fmt: skip
     finally:
@@ -143,7 +162,7 @@ def worktree(ref: str) -> Path:
     return path
 
 
-def show(name: str, r: dict[str, Any], limit: dict[str, Any]) -> None:
+def show(name: str, r: dict[str, Any], limit: dict[str, Any], rate: dict[str, Any]) -> None:
     if "error" in r:
         print(f"{name:24s} FAILED {r['error'][-600:]}")
         return
@@ -155,6 +174,8 @@ def show(name: str, r: dict[str, Any], limit: dict[str, Any]) -> None:
     if g:
         print(f"{'':24s} nodes {sum(g['nodes'].values())} {g['nodes']}  stubs {g['stubs']}  source_records "
               f"{g['source_records']}  derived_from {g['derived_from']}  edges {g['edges']}")  # fmt: skip
+        print(f"{'':24s} {g['chunks']} text chunks embedded: {g['chunks'] / rate['texts_per_s']:.1f} s of the embedder "
+              "alone at its own rate")  # fmt: skip
     b = r.get("breakdown_s")
     if b:
         print(f"{'':24s} py-spy, all threads: {b['busy']} s busy (" + ", ".join(
@@ -181,10 +202,12 @@ def main() -> None:
     if base is not None:
         checkouts = {f"baseline {args.baseline}": base, **checkouts}
     limit = duckdb_load(folder)
+    rate = embedder_rate(folder)
     if not args.json:
-        print(f"TPC-H SF {args.sf}: {limit['records']} records; embedder {os.environ.get('ESC_EMBEDDER', 'default')}")
+        print(f"TPC-H SF {args.sf}: {limit['records']} records; embedder {rate['embedder']} alone "
+              f"{rate['texts_per_s']} texts/s (TPC-H comments, batches of 64)")
         print(f"{'DuckDB read_csv (limit)':24s} {limit['seconds']:8.2f} s  {limit['records_per_s']:7d} rec/s", flush=True)
-    results: dict[str, Any] = {"sf": args.sf, "duckdb_load": limit}
+    results: dict[str, Any] = {"sf": args.sf, "duckdb_load": limit, "embedder": rate}
     try:
         for name, path in checkouts.items():
             prof = args.profile if path == REPO else ""
@@ -194,7 +217,7 @@ def main() -> None:
                 spy = args.spy / f"{name.replace(' ', '_')}.raw"
             r = results[name] = measure(path, args.sf, args.timeout, prof, spy)
             if not args.json:
-                show(name, r, limit)
+                show(name, r, limit, rate)
                 sys.stdout.flush()
     finally:
         if base is not None:
