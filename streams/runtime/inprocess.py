@@ -68,17 +68,8 @@ from esc.streams.runtime.inprocess_files import RunSummary, load_contract, load_
 from esc.streams.runtime.names import collection_for
 from esc.streams.schema_events import latest_key
 
-__all__ = [
-    "InProcessBus",
-    "InProcessRuntime",
-    "RecordLog",
-    "RunSummary",
-    "collection_for",
-    "ingest_embedded",
-    "load_contract",
-    "load_diffs",
-    "open_runtime",
-]
+__all__ = ["InProcessBus", "InProcessRuntime", "RecordLog", "RunSummary", "collection_for", "ingest_embedded",
+           "load_contract", "load_diffs", "open_runtime"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
