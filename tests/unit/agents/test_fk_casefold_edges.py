@@ -5,29 +5,18 @@ every type, to real (not stub) entities, as it writes for the clean pack."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
 from pathlib import Path
-from typing import Any
 
 from esc.agents.embedding import HashingEmbedder
 from esc.contract.fk_match import CASEFOLD, fk_match
 from esc.contract.model import Contract
 from esc.settings import load
 from esc.streams.runtime.inprocess import InProcessBus, open_runtime
-from tests.paths import RELATIONAL, REPO
+from tests.paths import RELATIONAL, degrade_module
 
 NORTHWIND = RELATIONAL / "northwind"
 
 
-def _degrade() -> Any:
-    if "degrade" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("degrade", REPO / "tests" / "data" / "degrade.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["degrade"] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules["degrade"]
 
 
 def _ingest(drop: Path, state: Path, app: str) -> tuple[Contract, dict[str, int], int]:
@@ -51,7 +40,7 @@ def _ingest(drop: Path, state: Path, app: str) -> tuple[Contract, dict[str, int]
 
 def test_case_folded_foreign_key_writes_the_clean_packs_edges(tmp_path: Path) -> None:
     variant = tmp_path / "case"
-    _degrade().degrade(NORTHWIND, "case", variant)
+    degrade_module().degrade(NORTHWIND, "case", variant)
     clean_contract, clean, clean_stubs = _ingest(NORTHWIND / "drop", tmp_path / "s1", "clean")
     contract, dirty, stubs = _ingest(variant / "drop", tmp_path / "s2", "case")
     folded = [fk for fk in contract.foreign_keys if fk_match(fk) == CASEFOLD]
