@@ -32,6 +32,7 @@ import numpy as np
 from esc.agents.chunking import chunk_for_embedding
 from esc.agents.coerce import CoercionError, coerce, coerce_lenient
 from esc.agents.stores.weaviate_ids import object_id
+from esc.agents.type_nodes import TypePlan, compile_types, plan_types
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject, build
 from esc.contract.entities import LONG_TEXT_CHARS
 from esc.contract.fk_match import fold_key, folded_entities
@@ -123,6 +124,7 @@ class SourcePlan:
     long_strings: tuple[str, ...]  # free_text strings chunked only when long
     document: bool = False  # a text/markdown/PDF source: its text is always chunked
     fold_key: bool = False  # a case-folded foreign key references this entity: its key values are folded
+    types: tuple[TypePlan, ...] = ()  # further entity types over the source (agents/type_nodes.py)
 
 
 def _names(contract: Contract, fids: Sequence[str]) -> list[tuple[str, str, str]] | None:
@@ -203,6 +205,7 @@ def compile_source(contract: Contract, source: str) -> SourcePlan | None:
         long_strings=tuple(long_strings),
         document=src.format in DOCUMENT_FORMATS,
         fold_key=entity.name in folded,
+        types=compile_types(contract, source),
     )
 
 
@@ -409,22 +412,16 @@ def plan(envelopes: Iterable[RecordEnvelope], contract: Contract) -> Plan:
         if isinstance(key, str):
             out.dead.append(_dead(env, key, prov))
             continue
-        props = {}
-        for name, type_ in sp.attributes:
-            v = env.payload.get(name)
-            if v is not None:
-                props[name] = coerce_lenient(v, type_)
-        out.entities.append(
-            build(
-                EntityWrite,
-                label=sp.label, key=key, properties=props, provenance=prov, contract_version=version
-            )
-        )
+        props = {n: coerce_lenient(env.payload[n], t) for n, t in sp.attributes if env.payload.get(n) is not None}
+        out.entities.append(build(EntityWrite, label=sp.label, key=key, properties=props, provenance=prov,
+                                  contract_version=version))  # fmt: skip
         out.keys.add((sp.label, tuple(key)))
         out.sources.add(env.source)
         out.edges.extend(_fk_edges(sp, env, key, version))
         out.edges.extend(_nest_edges(sp, env, key, version))
         out.texts.extend(_texts(sp, env, key, prov, version))
+        if sp.types:
+            plan_types(out, sp.types, env, prov, version)
     return out
 
 
