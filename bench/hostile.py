@@ -3,21 +3,27 @@
     .venv/bin/python bench/hostile.py              # every group, as tests/unit/test_hostile_corpus.py forms them
     .venv/bin/python bench/hostile.py --kind wide  # only groups holding a case of that kind
     .venv/bin/python bench/hostile.py --json
+    .venv/bin/python bench/hostile.py --per-case 5   # ... then each case of the 5 slowest groups alone
 
 The test checks what each case comes to and fails a group that hung; this script measures the speed: one line
 per group (its cases, seconds, problems found), then the slowest groups and how many are over the goal. The
 baseline printed beside it is one good 10-row CSV file ingested the same way, in the same run (the fixed cost of
-an ingest). Exit 0 unless a group has problems (then 1): a benchmark, not a test.
+an ingest). The goal is per case: ``--per-case N`` then runs every case of the N slowest groups alone (its own
+drop folder with its good file, as a group of one) and prints its time beside the baseline; CPU seconds of this
+process (the embedded runtime runs in it) are printed beside wall seconds, since the machine may be shared. Exit 0
+unless a group has problems (then 1): a benchmark, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -35,6 +41,22 @@ def groups(kind: str | None) -> list[list[Case]]:
     return [g for g in out if kind is None or any(c.kind == kind for c in g)]
 
 
+def cpu() -> float:
+    """CPU seconds of this process (the embedded runtime and its threads run in it) and its finished children."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed(cases: list[Case]) -> dict[str, object]:
+    """One group's run: its time (wall and CPU) and problems."""
+    with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
+        c0 = cpu()
+        out = run_group(cases, Path(tmp))
+        return {"group": f"{cases[0].id}-{cases[-1].id}", "kinds": sorted({c.kind for c in cases}),
+                "seconds": round(out.seconds, 2), "cpu": round(cpu() - c0, 1),
+                "problems": check_group(cases, out)}  # fmt: skip
+
+
 def baseline() -> float:
     """Seconds to ingest a folder holding one good 10-row CSV file the same way (the fixed cost of an ingest)."""
     with tempfile.TemporaryDirectory(prefix="hostile-base-") as tmp:
@@ -46,32 +68,52 @@ def baseline() -> float:
         return time.perf_counter() - t0
 
 
+def show(r: dict[str, Any]) -> None:
+    flag = " OVER" if r["seconds"] > CASE_SECONDS else ""
+    title = f"  {r['title'][:50]}" if "title" in r else ""
+    print(f"{r['group']:12s} {r['seconds']:6.1f} s{flag} (cpu {r['cpu']:5.1f} s)  {','.join(r['kinds'])[:60]}{title}"
+          + (f"  PROBLEMS: {r['problems'][:2]}" if r["problems"] else ""), flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kind", help="only groups with a case of this kind (wide, zip-bomb, many-files, ...)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--per-case", type=int, default=0, metavar="N",
+                    help="then time each case of the N slowest groups (of several cases) alone")
     args = ap.parse_args(argv)
     base = baseline()
-    rows = []
+    rows: list[dict[str, Any]] = []
+    by_group: dict[str, list[Case]] = {}
     for g in groups(args.kind):
-        with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
-            out = run_group(g, Path(tmp))
-            rows.append({"group": f"{g[0].id}-{g[-1].id}", "kinds": sorted({c.kind for c in g}),
-                         "seconds": round(out.seconds, 2), "problems": check_group(g, out)})  # fmt: skip
-        r = rows[-1]
+        rows.append(timed(g))
+        by_group[rows[-1]["group"]] = g
         if not args.json:
-            flag = " OVER" if r["seconds"] > CASE_SECONDS else ""
-            print(f"{r['group']:12s} {r['seconds']:6.1f} s{flag}  {','.join(r['kinds'])[:60]}"
-                  + (f"  PROBLEMS: {r['problems'][:2]}" if r["problems"] else ""), flush=True)
-    over = [r for r in rows if r["seconds"] > CASE_SECONDS]
+            show(rows[-1])
+    cases: list[dict[str, Any]] = []
+    if args.per_case:
+        slow = [r for r in sorted(rows, key=lambda r: -r["seconds"]) if len(by_group[r["group"]]) > 1]
+        if not args.json:
+            print(f"\neach case of the {args.per_case} slowest groups of several cases, alone:")
+        for r in slow[: args.per_case]:
+            for case in by_group[r["group"]]:
+                cases.append({**timed([case]), "kinds": [case.kind], "title": case.title})
+                if not args.json:
+                    show(cases[-1])
+    over = [r for r in rows + cases if r["seconds"] > CASE_SECONDS]
     summary = {"groups": len(rows), "goal_s": CASE_SECONDS, "over_goal": len(over), "baseline_s": round(base, 2),
-               "max_s": max((r["seconds"] for r in rows), default=0.0),
+               "max_s": max((r["seconds"] for r in rows), default=0.0), "cpu_s": round(sum(r["cpu"] for r in rows), 1),
+               "max_case_s": max((r["seconds"] for r in cases), default=None),
                "with_problems": sum(1 for r in rows if r["problems"])}  # fmt: skip
     if args.json:
-        print(json.dumps({"summary": summary, "groups": rows}))
+        print(json.dumps({"summary": summary, "groups": rows, "cases": cases}))
     else:
         slow = sorted(rows, key=lambda r: -r["seconds"])[:5]
-        print(f"\n{summary['groups']} groups; slowest: " + ", ".join(f"{r['group']} {r['seconds']} s" for r in slow))
+        print(f"\n{summary['groups']} groups ({summary['cpu_s']} CPU s); slowest: "
+              + ", ".join(f"{r['group']} {r['seconds']} s (cpu {r['cpu']} s)" for r in slow))
+        if cases:
+            top = max(cases, key=lambda r: r["seconds"])
+            print(f"slowest case alone: {top['group']} {top['seconds']} s (cpu {top['cpu']} s)")
         print(f"over the {CASE_SECONDS:.0f} s goal: {summary['over_goal']}; baseline (one good file) "
               f"{summary['baseline_s']} s; groups with problems: {summary['with_problems']}")
     return 1 if summary["with_problems"] else 0
