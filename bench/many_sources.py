@@ -11,7 +11,10 @@ query grounding); ``faust`` starts ``esc up --data DIR`` (own app id, topics, st
 into its folder and times drop -> every record's SourceRecord in Neo4j (records of a source are written once it
 settled, so that is also the contract covering all of them). ``--baseline REF`` runs the same measurement on a
 checkout of REF (a temporary ``git worktree``, imported first through PYTHONPATH) in the same run. Every
-measurement runs in its own process; the hashing embedder is used (the files hold no prose).
+measurement runs in its own process; the hashing embedder is used (the files hold no prose). Beside wall seconds
+each line prints the CPU seconds the run cost (embedded: this process; faust: the worker's process group, and the
+Neo4j server's own CPU when ``ss`` names it), since the machine may be shared. ``--py-spy OUT.svg`` records a
+flame graph of this checkout's Faust worker.
 """
 
 from __future__ import annotations
@@ -98,6 +101,31 @@ def _group_cpu(pgid: int) -> float:
     return total / tick
 
 
+def _pid_cpu(pid: int | None) -> float:
+    """CPU seconds so far of one process (0 when unknown)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _listener_pid(port: int) -> int | None:
+    """The process listening on a local TCP port (the Neo4j server: its CPU is the graph writes' cost), if ``ss``
+    can tell."""
+    try:
+        out = subprocess.run(["ss", "-ltnpH", f"sport = :{port}"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for part in out.split("pid=")[1:]:
+        digits = part.split(",", 1)[0]
+        if digits.isdigit():
+            return int(digits)
+    return None
+
+
 def _self_cpu() -> float:
     """CPU seconds of this process and its finished children."""
     import resource
@@ -143,7 +171,8 @@ def child_faust(files: int, timeout: float, spy: str | None = None) -> dict[str,
         staging = root / "staging"
         records = make_drop(staging, files)
         spying = _spy(proc.pid, spy)
-        c0, t0 = _group_cpu(proc.pid), time.perf_counter()
+        neo4j_pid = _listener_pid(settings.neo4j_port)
+        c0, n0, t0 = _group_cpu(proc.pid), _pid_cpu(neo4j_pid), time.perf_counter()
         for f in sorted(staging.iterdir()):
             f.rename(data / f.name)
         n = 0
@@ -154,14 +183,14 @@ def child_faust(files: int, timeout: float, spy: str | None = None) -> dict[str,
             time.sleep(0.5)
             n = _source_records(driver, label)
         seconds = time.perf_counter() - t0
-        cpu = _group_cpu(proc.pid) - c0
+        cpu, neo4j_cpu = _group_cpu(proc.pid) - c0, _pid_cpu(neo4j_pid) - n0
         if spying is not None:
             spying.send_signal(signal.SIGINT)
             spying.wait(60)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as resp:
             version = json.load(resp).get("contract_version")
-        return {"seconds": round(seconds, 2), "cpu": round(cpu, 1), "records": records, "written": n,
-                "contract_version": version, "sources": files}
+        return {"seconds": round(seconds, 2), "cpu": round(cpu, 1), "neo4j_cpu": round(neo4j_cpu, 1) if neo4j_pid else None,
+                "records": records, "written": n, "contract_version": version, "sources": files}
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -249,7 +278,8 @@ def main() -> None:
                     r = {"runtime": runtime, "files": files, "code": name, **measure(path, runtime, files, args.timeout, args.py_spy if path == REPO else None)}
                     results.append(r)
                     if not args.json:
-                        shown = f"{r['seconds']:8.2f} s  cpu {r.get('cpu', '?')} s  v{r['contract_version']}  {r['written']}/{r['records']} records" \
+                        neo = f" + neo4j {r['neo4j_cpu']} s" if r.get("neo4j_cpu") is not None else ""
+                        shown = f"{r['seconds']:8.2f} s  cpu {r.get('cpu', '?')} s{neo}  v{r['contract_version']}  {r['written']}/{r['records']} records" \
                             if "seconds" in r else f"FAILED {r['error'][-400:]}"
                         print(f"{runtime:9s} {files:5d} files  {name:24s} {shown}", flush=True)
     finally:
