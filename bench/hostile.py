@@ -4,6 +4,8 @@
     .venv/bin/python bench/hostile.py --kind wide  # only groups holding a case of that kind
     .venv/bin/python bench/hostile.py --json
     .venv/bin/python bench/hostile.py --per-case 5   # ... then each case of the 5 slowest groups alone
+    .venv/bin/python bench/hostile.py --runtime faust --per-case 3   # the heavy cases (and the cases of the 3
+                                                     # slowest embedded groups) alone through a Kafka worker
 
 The test checks what each case comes to and fails a group that hung; this script measures the speed: one line
 per group (its cases, seconds, problems found), then the slowest groups and how many are over the goal. The
@@ -11,7 +13,11 @@ baseline printed beside it is one good 10-row CSV file ingested the same way, in
 an ingest). The goal is per case: ``--per-case N`` then runs every case of the N slowest groups alone (its own
 drop folder with its good file, as a group of one) and prints its time beside the baseline; CPU seconds of this
 process (the embedded runtime runs in it) are printed beside wall seconds, since the machine may be shared. Exit 0
-unless a group has problems (then 1): a benchmark, not a test.
+unless a group has problems (then 1): a benchmark, not a test. ``--runtime faust`` (the stack must be up) also runs
+the heavy cases, and the cases ``--per-case`` picked, each alone through an ``esc up`` worker
+(``bench/_hostile_faust.py``: from the worker's start until the good file beside the case is in Neo4j, beside the
+same time for a folder of one good file); the corpus's checks of what the Kafka runtime made of each case are
+``tests/integration/test_hostile_stack.py``'s.
 """
 
 from __future__ import annotations
@@ -68,6 +74,34 @@ def baseline() -> float:
         return time.perf_counter() - t0
 
 
+def run_faust(cases: list[Case], quiet: bool) -> list[dict[str, Any]]:
+    """Each case alone through a Kafka worker, after the one-good-file baseline timed the same way."""
+    from neo4j import GraphDatabase
+
+    from bench._hostile_faust import run_case
+    from esc.settings import load
+
+    settings = load()
+    driver = GraphDatabase.driver(settings.neo4j_uri, auth=None, notifications_min_severity="OFF")
+    out: list[dict[str, Any]] = []
+    try:
+        if not quiet:
+            print("\nfaust: each case alone through a worker (from its start until the good file is in Neo4j):")
+        for case in [None, *cases]:
+            r = {"group": case.id if case else "baseline", "kinds": [case.kind] if case else ["one good file"],
+                 "title": case.title if case else "", "problems": [],
+                 **run_case(case, driver, settings.kafka_bootstrap)}  # fmt: skip
+            if "error" in r:
+                r["problems"] = [r.pop("error")]
+                r["seconds"], r["cpu"] = float("nan"), float("nan")
+            out.append(r)
+            if not quiet:
+                show(r)
+    finally:
+        driver.close()
+    return out
+
+
 def show(r: dict[str, Any]) -> None:
     flag = " OVER" if r["seconds"] > CASE_SECONDS else ""
     title = f"  {r['title'][:50]}" if "title" in r else ""
@@ -79,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kind", help="only groups with a case of this kind (wide, zip-bomb, many-files, ...)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--runtime", choices=["embedded", "faust"], default="embedded",
+                    help="faust: then each heavy case (and each --per-case case) alone through a Kafka worker")
     ap.add_argument("--per-case", type=int, default=0, metavar="N",
                     help="then time each case of the N slowest groups (of several cases) alone")
     args = ap.parse_args(argv)
@@ -100,13 +136,18 @@ def main(argv: list[str] | None = None) -> int:
                 cases.append({**timed([case]), "kinds": [case.kind], "title": case.title})
                 if not args.json:
                     show(cases[-1])
-    over = [r for r in rows + cases if r["seconds"] > CASE_SECONDS]
+    faust: list[dict[str, Any]] = []
+    if args.runtime == "faust":
+        picked = {r["group"].split("-")[0] for r in cases}
+        faust = run_faust([c for g in groups(args.kind) for c in g if c.heavy or c.id in picked], args.json)
+    over = [r for r in rows + cases + faust if r["seconds"] > CASE_SECONDS]
     summary = {"groups": len(rows), "goal_s": CASE_SECONDS, "over_goal": len(over), "baseline_s": round(base, 2),
                "max_s": max((r["seconds"] for r in rows), default=0.0), "cpu_s": round(sum(r["cpu"] for r in rows), 1),
                "max_case_s": max((r["seconds"] for r in cases), default=None),
-               "with_problems": sum(1 for r in rows if r["problems"])}  # fmt: skip
+               "faust_max_s": max((r["seconds"] for r in faust if r["group"] != "baseline"), default=None),
+               "with_problems": sum(1 for r in rows + faust if r["problems"])}  # fmt: skip
     if args.json:
-        print(json.dumps({"summary": summary, "groups": rows, "cases": cases}))
+        print(json.dumps({"summary": summary, "groups": rows, "cases": cases, "faust": faust}))
     else:
         slow = sorted(rows, key=lambda r: -r["seconds"])[:5]
         print(f"\n{summary['groups']} groups ({summary['cpu_s']} CPU s); slowest: "
@@ -114,6 +155,10 @@ def main(argv: list[str] | None = None) -> int:
         if cases:
             top = max(cases, key=lambda r: r["seconds"])
             print(f"slowest case alone: {top['group']} {top['seconds']} s (cpu {top['cpu']} s)")
+        if faust:
+            top = max(faust[1:] or faust, key=lambda r: r["seconds"])
+            print(f"faust, slowest case alone: {top['group']} {top['seconds']} s (worker cpu {top['cpu']} s); "
+                  f"baseline (one good file, worker start included) {faust[0]['seconds']} s")
         print(f"over the {CASE_SECONDS:.0f} s goal: {summary['over_goal']}; baseline (one good file) "
               f"{summary['baseline_s']} s; groups with problems: {summary['with_problems']}")
     return 1 if summary["with_problems"] else 0
