@@ -19,14 +19,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 import logging
 import os
 import uuid
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -35,8 +34,8 @@ from esc.agents.contract_agent import SourceComplete
 from esc.agents.scan_groups import ScanComplete
 from esc.contract.labels import printable, record_label, source_label
 from esc.contract.records import Record, Rejected
-from esc.streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
-from esc.streams.connectors.file_batch import FILES_PER_BATCH, FileBatch
+from esc.streams.connectors.base import Emission, Emit, EmitDead, Flush
+from esc.streams.connectors.file_batch import FileBatch, FileBatches
 from esc.streams.connectors.folder_files import (  # noqa: F401  (drop_files, delivery_order: re-exported)
     Manifest,
     NotRegularFile,
@@ -81,7 +80,7 @@ def dead_letter_for(rej: Rejected) -> DeadLetter:
     )
 
 
-class FileWatcher(Connector):
+class FileWatcher(FileBatches):
     def __init__(
         self,
         root: Path,
@@ -139,52 +138,6 @@ class FileWatcher(Connector):
         stable = await self.settle_all([p for p in paths if p.exists() and not p.is_symlink()])
         async with self.batched():
             return sum([await self.process(p, settled=p in stable) for p in paths])
-
-    # -- batches: files delivered together (streams/connectors/file_batch.py) -----------------------------------------
-    @contextlib.asynccontextmanager
-    async def batched(self, files: int = FILES_PER_BATCH) -> AsyncIterator[None]:
-        """Within: every ``files`` files (and at the end) one flush, one scan-state write, one send of their
-        completions and one manifest write. An error leaves the open batch unsent (its files are delivered again)."""
-        if self._batch is not None:  # already batching
-            yield
-            return
-        self._batch = FileBatch(files)
-        try:
-            yield
-            await self._settle_batch()
-        finally:
-            self._batch = None
-
-    async def _settle_batch(self) -> None:
-        batch = self._batch
-        if batch is None:
-            return
-        await self._flush()  # the batch's records and tombstones are acknowledged first
-        if batch.scan_dirty and self._scan is not None:
-            write_atomic(self._scan_path, json.dumps(self._scan))
-        if batch.completions and self.completed is not None:
-            await self.completed(batch.completions)
-        if batch.manifest_dirty:
-            self.manifest.save()
-        batch.clear()
-
-    async def _file_done(self) -> None:
-        """A file was delivered (its manifest entry set): in a batch, settle it when full; else save now."""
-        if self._batch is None:
-            self.manifest.save()
-            return
-        self._batch.manifest_dirty = True
-        self._batch.files += 1
-        if self._batch.full():
-            await self._settle_batch()
-
-    async def _complete(self, done: list[SourceComplete]) -> None:
-        if self.completed is None or not done:
-            return
-        if self._batch is not None:
-            self._batch.completions.extend(done)
-        else:
-            await self.completed(done)
 
     # -- scans: the files of one scan settle together (agents/scan_groups.py) ---------------------------------------
     def begin_scan(self) -> None:
