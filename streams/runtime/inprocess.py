@@ -341,14 +341,15 @@ class InProcessRuntime:
         total = len(present) + len(gone)
         self.watcher.begin_scan()  # one scan: its sources settle together, in whatever order files are read
         stable = await self.watcher.settle_all(present)
-        for i, path in enumerate([*present, *gone], start=1):
-            if path.exists() or path.is_symlink():
-                self.summary.files += await self.watcher.process(path, settled=path in stable)
-            else:
-                await self.watcher.process(path)
-                self.summary.files_deleted += 1
-            if progress is not None:
-                progress(path.relative_to(root).as_posix(), i, total)
+        async with self.watcher.batched():  # one flush (a pump) and one send of completions per batch of files
+            for i, path in enumerate([*present, *gone], start=1):
+                if path.exists() or path.is_symlink():
+                    self.summary.files += await self.watcher.process(path, settled=path in stable)
+                else:
+                    await self.watcher.process(path)
+                    self.summary.files_deleted += 1
+                if progress is not None:
+                    progress(path.relative_to(root).as_posix(), i, total)
         await self.watcher.end_scan()
         await self.tick()
         await self.drain()
