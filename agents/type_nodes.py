@@ -27,7 +27,8 @@ from esc.contract.model import Contract
 from esc.contract.type_links import secondary_types
 
 if TYPE_CHECKING:
-    from esc.agents.extractors import FkEdge, Plan
+    from esc.agents.extract_compiled import FkEdge
+    from esc.agents.extractors import Plan
     from esc.streams.events import RecordEnvelope
 
 Typed = tuple[str, str]
@@ -47,20 +48,22 @@ def compile_types(contract: Contract, source: str) -> tuple[TypePlan, ...]:
     extra = secondary_types(contract, source)
     if not extra:
         return ()
-    from esc.agents.extractors import _fk_edge, _key_of  # the extractor's own compiled forms (it imports us)
+    from esc.agents.extract_compiled import fk_edge, key_of  # the compiled forms (that module imports us)
 
     labels = {e.name: e for e in contract.entities}
     folded = folded_entities(contract)
     out = []
     for entity in extra:
-        fks = [_fk_edge(contract, r, labels, folded) for r in contract.relationships
+        fks = [fk_edge(contract, r, labels, folded) for r in contract.relationships
                if r.kind == "foreign_key" and r.from_entity == entity.name]  # fmt: skip
-        out.append(TypePlan(entity.name, _key_of(contract, entity), tuple((a.name, a.type) for a in entity.attributes),
+        out.append(TypePlan(entity.name, key_of(contract, entity), tuple((a.name, a.type) for a in entity.attributes),
                             tuple(fk for fk in fks if fk is not None), entity.name in folded))  # fmt: skip
     return tuple(out)
 
 
-def plan_types(out: Plan, types: tuple[TypePlan, ...], env: RecordEnvelope, prov: SourceRecordRef, version: int) -> None:
+def plan_types(
+    out: Plan, types: tuple[TypePlan, ...], env: RecordEnvelope, prov: SourceRecordRef, version: int
+) -> None:
     """Add the nodes and edges of ``types`` for one record to ``out``."""
     from esc.agents.extractors import RECORD_KEY, _key_values
 
@@ -73,7 +76,9 @@ def plan_types(out: Plan, types: tuple[TypePlan, ...], env: RecordEnvelope, prov
             key = fold_key(key) if tp.fold_key else key
         else:
             key = {RECORD_KEY: prov.record_id}
-        props = {n: coerce_lenient(env.payload[n], t) for n, t in tp.attributes if env.payload.get(n) is not None}
+        props = {
+            n: coerce_lenient(env.payload[n], t) for n, t in tp.attributes if env.payload.get(n) is not None
+        }
         out.entities.append(build(EntityWrite, label=tp.label, key=key, properties=props, provenance=prov,
                                   contract_version=version))  # fmt: skip
         out.keys.add((tp.label, tuple(key)))
@@ -81,7 +86,10 @@ def plan_types(out: Plan, types: tuple[TypePlan, ...], env: RecordEnvelope, prov
 
 
 def _edges(tp: TypePlan, env: RecordEnvelope, key: dict[str, Any], version: int) -> list[EdgeWrite]:
-    from esc.agents.extractors import SourcePlan, _fk_edges
+    from esc.agents.extract_compiled import SourcePlan
+    from esc.agents.extractors import _fk_edges
 
-    as_source = SourcePlan(label=tp.label, key=tp.key, attributes=(), fks=tp.fks, nesting=(), texts=(), long_strings=())
+    as_source = SourcePlan(
+        label=tp.label, key=tp.key, attributes=(), fks=tp.fks, nesting=(), texts=(), long_strings=()
+    )
     return _fk_edges(as_source, env, key, version)
