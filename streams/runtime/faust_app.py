@@ -31,11 +31,8 @@ from esc.agents.pipeline import (
     TICK,
     ContractWriter,
     ExtractionWorker,
-    first_sightings,
-    profile_update,
 )
 from esc.agents.reconcile.hook import Reconciler
-from esc.agents.stores.seen import SeenRecords
 from esc.agents.stores.weaviate import collection_name
 from esc.agents.vector_outbox import VectorOutbox, VectorWriter, run_writer
 from esc.contract.model import Contract
@@ -53,6 +50,7 @@ from esc.streams.runtime.kafka_io import read_topic, source_key_filter
 from esc.streams.runtime.lag import export_consumer_lag
 from esc.streams.runtime.profile_pool import ProfilePool
 from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watch_tcp
+from esc.streams.runtime.seen_table import SharedSeen
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
 from esc.streams.schema_events import parse_contract
@@ -170,49 +168,19 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         await dlq_topic.send(key=(dead.source or "").encode(), value=dead.model_dump_json().encode())
 
     # -- profilers ---------------------------------------------------------------------------------------------
-    seen = SeenRecords(state / "seen.sqlite")  # records already profiled: re-deliveries count once
+    # records already profiled, by any worker: re-deliveries and rebalances count once (streams/runtime/seen_table.py)
+    seen = SharedSeen(app, records_name, topics.RECORDS.partitions, state / "seen.sqlite")
+    seen.profiles_topic = profiles_topic
 
     profiler = ProfilePool()  # profiling runs in a child process (streams/runtime/profile_pool.py)
-
-    def fresh_events(events: list[Any]) -> tuple[list[bytes | None], list[tuple[bytes, bytes]], dict[int, int], dict[int, int]]:
-        """The batch's records not profiled before (seen-index), what to remember once their deltas are durable,
-        and each partition's first and last offset."""
-        first: dict[int, int] = {}
-        last: dict[int, int] = {}
-        for e in events:
-            p, off = e.message.partition, e.message.offset
-            first.setdefault(p, off)
-            last[p] = off
-        fresh, observed = first_sightings([(e.key, e.value) for e in events], seen)
-        return fresh, observed, first, last
 
     async def profile_events(events: list[Any]) -> None:
         # One delta per source for a whole batch, whatever partitions it spans; its watermark names every
         # partition's last offset. Big windows: a delta costs the contract agent a merge (and a re-inference
         # once its source is settled) whatever its size.
-        fresh, observed, first, last = await asyncio.to_thread(fresh_events, events)
-        head = min(first)
-        deltas = await profiler.profile(
-            fresh, f"{records_name}/{head}", first[head], last[head],
-            {f"{records_name}/{p}": off for p, off in last.items() if p != head},
-        )
-        # Remembered and staged in one transaction, then sent: a crash re-sends the same updates (the agent drops
-        # what it applied) and never re-profiles records whose evidence was sent (agents/stores/seen.py).
-        staged = [(d.source.encode(), profile_update(d)) for d in deltas]
-        await asyncio.to_thread(seen.stage, observed, staged)
-        await send_staged()
+        await seen.profile(events, profiler.profile)
 
-    send_lock = asyncio.Lock()
-
-    async def send_staged() -> None:
-        """Send every staged profile update, oldest first; drop them from the stage once Kafka has them."""
-        async with send_lock:
-            pending = await asyncio.to_thread(seen.staged)
-            if not pending:
-                return
-            sent = [await profiles_topic.send(key=k, value=v) for _, k, v in pending]
-            await asyncio.gather(*sent)
-            await asyncio.to_thread(seen.sent, [i for i, _, _ in pending])
+    send_staged = seen.send_staged
 
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck

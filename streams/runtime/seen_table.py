@@ -1,0 +1,147 @@
+"""The seen-index of the Faust runtime, shared by every worker: record key -> content hash in a Faust table whose
+changelog topic is partitioned like the records topic (a record's mark goes to the changelog partition of the
+records partition it came from).
+
+Why a co-partitioned table (README, decisions): Faust assigns partition p of the records topic and of the table's
+changelog to the same worker, and a worker that receives a partition in a rebalance reads that changelog
+partition before its stream resumes. So the worker that takes over a partition knows every record its previous
+owner profiled, and a re-delivery (offsets not committed yet when the partition moved) counts nothing twice. A
+per-worker file could not know what another worker profiled; the graph store is not written in the same step as
+the profile updates; a compacted topic read by hand would be this table without Faust's recovery.
+
+Fencing against a rebalance in the middle of a batch: profiling a batch (check, profile, stage, send) holds a gate;
+when partitions are revoked the worker waits for the gate before it rejoins the group (the new owner recovers only
+after that), and until its next assignment is recovered it profiles nothing. Events of a partition it no longer
+owns are left to the new owner (their offsets are not committed by this worker).
+
+Crash safety as before (agents/stores/seen.py): profile updates and seen-marks are staged in one local SQLite
+transaction, then sent (updates first, then marks) and dropped from the stage once Kafka has them; a restarted
+worker sends what was staged before it profiles again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import faust
+
+from esc.agents.pipeline import profile_update
+from esc.agents.profiler import ProfileDelta
+from esc.agents.stores.seen import Mark, SeenRecords, sightings
+
+log = logging.getLogger(__name__)
+
+TABLE = "seen-records"
+
+Profile = Callable[[list[bytes | None], str, int, int, dict[str, int]], Awaitable[list[ProfileDelta]]]
+
+
+class SharedSeen:
+    def __init__(self, app: faust.App, records_topic: str, partitions: int, stage_path: Path) -> None:
+        # bytes keys and values: raw serializers (faust.tables.base._serializer_from_type)
+        self.table = app.Table(TABLE, default=None, partitions=partitions, key_type=bytes, value_type=bytes)
+        self.records_topic = records_topic
+        self.outbox = SeenRecords(stage_path)  # the local stage (its own ``seen`` table stays empty here)
+        self.app = app
+        self.owned: set[int] = set()  # records partitions assigned to this worker and recovered
+        self.ready = asyncio.Event()  # set once the table is recovered for the current assignment
+        self.gate = asyncio.Lock()  # held while a batch is profiled and its results sent
+        self.send_lock = asyncio.Lock()
+        self.profiles_topic: Any = None
+        self.table.on_recover(self._recovered)
+        app.on_partitions_revoked.connect(cast(Any, self._revoked))  # mode types receivers narrowly
+
+    @property
+    def data(self) -> Any:
+        return self.table.data
+
+    async def _recovered(self) -> None:
+        assigned = self.app.consumer.assignment()
+        self.owned = {tp.partition for tp in assigned if tp.topic == self.records_topic}
+        self.ready.set()
+        log.info("seen-index ready for records partitions %s (%d marks)", sorted(self.owned), len(self.table.data))
+
+    async def _revoked(self, sender: Any, *args: Any, signal: Any, **kwargs: Any) -> None:
+        """Partitions are revoked: finish the batch being profiled (its marks reach the changelog before the
+        new owner reads it), then profile nothing until the next assignment is recovered."""
+        revoked = args[0] if args else kwargs.get("revoked", ())
+        self.ready.clear()
+        async with self.gate:
+            self.owned -= {tp.partition for tp in revoked if tp.topic == self.records_topic}
+            await self.send_staged()
+
+    async def profile(self, events: Sequence[Any], profile: Profile) -> None:
+        """Profile the batch's records this worker owns and has not profiled before (by any worker)."""
+        while True:
+            await self.ready.wait()
+            async with self.gate:
+                if not self.ready.is_set():
+                    continue  # a rebalance began while this batch waited
+                await self.send_staged()  # what a crash left staged: its marks must be known before the check
+                await self._profile(events, profile)
+                return
+
+    async def _profile(self, events: Sequence[Any], profile: Profile) -> None:
+        mine = [e for e in events if e.message.partition in self.owned]
+        if len(mine) < len(events):
+            log.info("%d records of revoked partitions left to their new owner", len(events) - len(mine))
+        marks: list[Mark] = []
+        live: list[tuple[int, bytes, bytes]] = []
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for e in mine:
+            p, off = e.message.partition, e.message.offset
+            first.setdefault(p, off)
+            last[p] = off
+            key = e.key or b""
+            if e.value is None:
+                marks.append((p, key, None))  # a tombstone: if the record comes back it is new evidence
+            else:
+                live.append((p, key, e.value))
+        if not first:
+            return
+        data = self.table.data
+        flags, observed = sightings([(k, v) for _, k, v in live], data)
+        fresh: list[bytes | None] = [v for (_, _, v), new in zip(live, flags, strict=True) if new]
+        marks += [(p, k, h) for (p, _, _), (k, h) in zip(live, observed, strict=True)]
+        head = min(first)
+        name = self.records_topic
+        deltas = await profile(fresh, f"{name}/{head}", first[head], last[head],
+                               {f"{name}/{p}": off for p, off in last.items() if p != head})  # fmt: skip
+        staged = [(d.source.encode(), profile_update(d)) for d in deltas]
+        for _, k, h in marks:  # this worker's next batch sees them at once; other workers through the changelog
+            if h is None:
+                data.pop(k, None)
+            else:
+                data[k] = h
+        await asyncio.to_thread(self.outbox.stage, (), staged, marks)
+        await self.send_staged()
+
+    async def send_staged(self) -> None:
+        """Send every staged profile update, then every staged mark, oldest first; drop them from the stage once
+        Kafka has them."""
+        async with self.send_lock:
+            pending = await asyncio.to_thread(self.outbox.staged)
+            if pending:
+                sent = [await self.profiles_topic.send(key=k, value=v) for _, k, v in pending]
+                await asyncio.gather(*sent)
+                await asyncio.to_thread(self.outbox.sent, [i for i, _, _ in pending])
+            marks = await asyncio.to_thread(self.outbox.staged_marks)
+            if marks:
+                data = self.table.data
+                futures = []
+                for _, (p, k, h) in marks:
+                    if h is None:
+                        data.pop(k, None)
+                    else:
+                        data[k] = h
+                    futures.append(self.table.send_changelog(p, k, h))
+                await asyncio.gather(*futures)
+                await asyncio.to_thread(self.outbox.marks_sent, [i for i, _ in marks])
+
+    def close(self) -> None:
+        self.outbox.close()
