@@ -42,6 +42,7 @@ from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
 from esc.streams.runtime import log_limits
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
+from esc.streams.runtime.deferred_table import SharedDeferred, worker_id
 from esc.streams.runtime.faust_folder import folder_task
 from esc.streams.runtime.gc_tuning import tune_gc
 from esc.streams.runtime.http_auth import check_bind, middleware
@@ -181,35 +182,62 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         await seen.profile(events, profiler.profile)
 
     send_staged = seen.send_staged
+    # sources with records deferred per partition, by any worker: a worker that leaves loses none (deferred_table.py)
+    deferred = SharedDeferred(app, records_name, topics.RECORDS.partitions, worker_id(str(state.resolve())))
+    deferred.worker = worker
 
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck
 
+    # Under a rebalance the agent's state moves with its partition: a batch finishes before the worker rejoins,
+    # and the next one on this worker starts from the table as recovered, never from a stale writer in memory.
+    writer_ready, writer_gate = asyncio.Event(), asyncio.Lock()
+
+    @contract_state.on_recover
+    async def contract_recovered() -> None:
+        writer_ready.set()
+
+    async def contract_revoked(sender: Any, *args: Any, signal: Any, **kwargs: Any) -> None:
+        writer_ready.clear()
+        async with writer_gate:
+            runtime.pop("writer", None)
+
+    app.on_partitions_revoked.connect(cast(Any, contract_revoked))
+
     @app.agent(profiles_topic, concurrency=1)
     async def contract(stream: Any) -> None:
-        writer: ContractWriter | None = None
-        async for batch in stream.take(1000, within=0.05):
-            agent_step.enter("applying a batch")
-            if writer is None:
-                entries = {str(k): str(v) for k, v in contract_state.data.items() if v is not None}
-                writer = ContractWriter.from_entries(entries, contract_id=settings.app_id)
-            updates = [v for v in batch if v != TICK]
-            out = await asyncio.to_thread(writer.on_updates, updates)  # inference and evolve: off the loop
-            agent_step.enter("publishing diffs and contracts")
-            for key, value in out.diffs:  # CloudEvents Kafka binding, structured mode (streams/ce_binding.py)
-                headers, event = ce_binding.diff_message(value)
-                await diffs_topic.send(key=key, value=event, headers=headers)
-            for key, value in out.contracts:
-                headers, event = ce_binding.contract_message(value)
-                await contracts_topic.send(key=key, value=event, headers=headers)
-            for dead in writer.dead:
-                await send_dead(dead)
-            writer.dead.clear()
-            if updates or out.contracts:
-                agent_step.enter("saving its state")
-                await save_state(await asyncio.to_thread(writer.state_changes))
-                writer.state_saved()
-            agent_step.enter(WAITING_FOR_BATCH)
+        async for events in stream.take_events(1000, within=0.05):
+            await writer_ready.wait()
+            async with writer_gate:
+                if not any(tp.topic == profiles_topic.get_topic_name() for tp in app.consumer.assignment()):
+                    seen.never_ack(events)  # fetched before its partition moved: the new owner reads it
+                    continue
+                with seen.batch(events):  # cut by a stop or overlapped by a rebalance: read again, not committed
+                    runtime["writer"] = await apply_updates(runtime.get("writer"), [e.value for e in events])
+
+    async def apply_updates(writer: ContractWriter | None, batch: list[bytes]) -> ContractWriter:
+        agent_step.enter("applying a batch")
+        if writer is None:
+            entries = {str(k): str(v) for k, v in contract_state.data.items() if v is not None}
+            writer = ContractWriter.from_entries(entries, contract_id=settings.app_id)
+        updates = [v for v in batch if v != TICK]
+        out = await asyncio.to_thread(writer.on_updates, updates)  # inference and evolve: off the loop
+        agent_step.enter("publishing diffs and contracts")
+        for key, value in out.diffs:  # CloudEvents Kafka binding, structured mode (streams/ce_binding.py)
+            headers, event = ce_binding.diff_message(value)
+            await diffs_topic.send(key=key, value=event, headers=headers)
+        for key, value in out.contracts:
+            headers, event = ce_binding.contract_message(value)
+            await contracts_topic.send(key=key, value=event, headers=headers)
+        for dead in writer.dead:
+            await send_dead(dead)
+        writer.dead.clear()
+        if updates or out.contracts:
+            agent_step.enter("saving its state")
+            await save_state(await asyncio.to_thread(writer.state_changes))
+            writer.state_saved()
+        agent_step.enter(WAITING_FOR_BATCH)
+        return writer
 
     @app.timer(TICK_SECONDS)
     async def lag() -> None:
@@ -231,11 +259,13 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     async def tick() -> None:
         agent_step.check(STUCK_SECONDS)  # a tick reaches the agent every TICK_SECONDS: a long wait is a stall
         await send_staged()  # what a crash left staged (and a batch whose send failed)
+        await deferred.tidy()
         await profiles_topic.send(key=b"tick", value=TICK)  # lets idle pushed sources settle
 
     # -- extractors --------------------------------------------------------------------------------------------
     async def extract_events(events: list[Any]) -> None:
         result = await worker().on_records([(e.key, e.value) for e in events])
+        await deferred.after_batch(events, result.deferred)
         for dead in result.dead:
             await send_dead(dead)
 
@@ -249,9 +279,10 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         seen-index, extraction writes idempotently)."""
         async for batch in stream.take_events(PROFILE_BATCH, within=BATCH_WITHIN):
             events = list(batch)
-            async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(profile_events(events))
-                tasks.create_task(extract_events(events))
+            with seen.batch(events):  # cut by a stop or overlapped by a rebalance: read again, not committed
+                async with asyncio.TaskGroup() as tasks:
+                    tasks.create_task(profile_events(events))
+                    tasks.create_task(extract_events(events))
 
     @app.task
     async def follow_contracts() -> None:

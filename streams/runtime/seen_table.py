@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
 
@@ -40,6 +41,20 @@ TABLE = "seen-records"
 Profile = Callable[[list[bytes | None], str, int, int, dict[str, int]], Awaitable[list[ProfileDelta]]]
 
 
+@contextmanager
+def unfinished_not_acked(events: Sequence[Any]) -> Iterator[None]:
+    """A batch whose processing raised or was cancelled (a worker stopping) is never acknowledged: Faust's
+    ``take``/``take_events`` acknowledge a batch in a ``finally`` even when the agent did not finish it, and the
+    stopping consumer commits it, so its records would be lost for profiling and the graph. Marked as acknowledged
+    here, the consumer never counts them (``faust.types.tuples.Message.ack``): the next owner re-reads them."""
+    try:
+        yield
+    except BaseException:
+        for e in events:
+            e.message.acked = True
+        raise
+
+
 class SharedSeen:
     def __init__(self, app: faust.App, records_topic: str, partitions: int, stage_path: Path) -> None:
         # bytes keys and values: raw serializers (faust.tables.base._serializer_from_type)
@@ -51,6 +66,7 @@ class SharedSeen:
         self.ready = asyncio.Event()  # set once the table is recovered for the current assignment
         self.gate = asyncio.Lock()  # held while a batch is profiled and its results sent
         self.send_lock = asyncio.Lock()
+        self.generation = 0  # revocations seen so far
         self.profiles_topic: Any = None
         self.table.on_recover(self._recovered)
         app.on_partitions_revoked.connect(cast(Any, self._revoked))  # mode types receivers narrowly
@@ -69,10 +85,29 @@ class SharedSeen:
         """Partitions are revoked: finish the batch being profiled (its marks reach the changelog before the
         new owner reads it), then profile nothing until the next assignment is recovered."""
         revoked = args[0] if args else kwargs.get("revoked", ())
+        self.generation += 1
         self.ready.clear()
         async with self.gate:
             self.owned -= {tp.partition for tp in revoked if tp.topic == self.records_topic}
             await self.send_staged()
+
+    @contextmanager
+    def batch(self, events: Sequence[Any]) -> Iterator[None]:
+        """Around a records batch: a batch cut short is not acknowledged, nor one that a revocation overlapped
+        (Faust drops a revoked partition's acknowledgements when the revocation starts; one that arrives later
+        would be committed if the partition came back, past records not read again). Such a batch is read again
+        from the committed offset: profiling drops it through the seen-index, extraction writes idempotently."""
+        generation = self.generation
+        with unfinished_not_acked(events):
+            yield
+        if self.generation != generation:
+            self.never_ack(events)
+
+    @staticmethod
+    def never_ack(events: Sequence[Any]) -> None:
+        """This worker never acknowledges these events (``faust.types.tuples.Message.ack`` skips them)."""
+        for e in events:
+            e.message.acked = True
 
     async def profile(self, events: Sequence[Any], profile: Profile) -> None:
         """Profile the batch's records this worker owns and has not profiled before (by any worker)."""
@@ -88,6 +123,11 @@ class SharedSeen:
     async def _profile(self, events: Sequence[Any], profile: Profile) -> None:
         mine = [e for e in events if e.message.partition in self.owned]
         if len(mine) < len(events):
+            for e in events:
+                if e.message.partition not in self.owned:
+                    # Never acknowledged by this worker: an acknowledgement after the revocation would be
+                    # committed if the partition came back, past records its new owner had not read yet.
+                    e.message.acked = True
             log.info("%d records of revoked partitions left to their new owner", len(events) - len(mine))
         marks: list[Mark] = []
         live: list[tuple[int, bytes, bytes]] = []
@@ -107,7 +147,7 @@ class SharedSeen:
         data = self.table.data
         flags, observed = sightings([(k, v) for _, k, v in live], data)
         fresh: list[bytes | None] = [v for (_, _, v), new in zip(live, flags, strict=True) if new]
-        marks += [(p, k, h) for (p, _, _), (k, h) in zip(live, observed, strict=True)]
+        marks += [(p, k, h) for (p, _, _), (k, h), new in zip(live, observed, flags, strict=True) if new]
         head = min(first)
         name = self.records_topic
         deltas = await profile(fresh, f"{name}/{head}", first[head], last[head],
