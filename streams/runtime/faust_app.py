@@ -54,6 +54,7 @@ from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watc
 from esc.streams.runtime.seen_table import SharedSeen
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
+from esc.streams.runtime.writer_fence import WriterFence
 from esc.streams.schema_events import parse_contract
 
 log = logging.getLogger(__name__)
@@ -189,31 +190,18 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck
 
-    # Under a rebalance the agent's state moves with its partition: a batch finishes before the worker rejoins,
-    # and the next one on this worker starts from the table as recovered, never from a stale writer in memory.
-    writer_ready, writer_gate = asyncio.Event(), asyncio.Lock()
-
-    @contract_state.on_recover
-    async def contract_recovered() -> None:
-        writer_ready.set()
-
-    async def contract_revoked(sender: Any, *args: Any, signal: Any, **kwargs: Any) -> None:
-        writer_ready.clear()
-        async with writer_gate:
-            runtime.pop("writer", None)
-
-    app.on_partitions_revoked.connect(cast(Any, contract_revoked))
+    fence = WriterFence(app, contract_state, profiles_topic.get_topic_name(), seen)  # rebalances, stops
 
     @app.agent(profiles_topic, concurrency=1)
     async def contract(stream: Any) -> None:
         async for events in stream.take_events(1000, within=0.05):
-            await writer_ready.wait()
-            async with writer_gate:
-                if not any(tp.topic == profiles_topic.get_topic_name() for tp in app.consumer.assignment()):
+            await fence.ready.wait()
+            async with fence.gate:
+                if not fence.owned():
                     seen.never_ack(events)  # fetched before its partition moved: the new owner reads it
                     continue
                 with seen.batch(events):  # cut by a stop or overlapped by a rebalance: read again, not committed
-                    runtime["writer"] = await apply_updates(runtime.get("writer"), [e.value for e in events])
+                    fence.writer = await apply_updates(fence.writer, [e.value for e in events])
 
     async def apply_updates(writer: ContractWriter | None, batch: list[bytes]) -> ContractWriter:
         agent_step.enter("applying a batch")

@@ -109,6 +109,19 @@ class SharedSeen:
         for e in events:
             e.message.acked = True
 
+    async def drain(self, *gates: asyncio.Lock, timeout: float = 30.0) -> None:
+        """The worker is stopping: let the batch being profiled (and what else ``gates`` guard) finish and send
+        what it staged, and start no other; bounded by ``timeout``."""
+        self.ready.clear()
+        try:
+            async with asyncio.timeout(timeout):
+                for gate in (self.gate, *gates):
+                    async with gate:
+                        pass
+                await self.send_staged()
+        except TimeoutError:
+            log.warning("stopping with a batch still being profiled after %.0f s: it is read again", timeout)
+
     async def profile(self, events: Sequence[Any], profile: Profile) -> None:
         """Profile the batch's records this worker owns and has not profiled before (by any worker)."""
         while True:
