@@ -54,12 +54,6 @@ LEAVE_AFTER = 6.0
 """Seconds after the drop when the second worker stops: both are profiling and deferring records by then."""
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open (issue 13/15): after the second worker leaves mid-ingest, the first publishes no contract at all "
-    "(every record is profiled and committed once, the contract agent's state moves with its partition, yet no "
-    "source settles); see the runtime2 report",
-)
 def test_a_worker_leaving_in_the_middle_of_an_ingest_changes_nothing(
     kafka_bootstrap: str, neo4j_driver: Any, tmp_path: Path
 ) -> None:
