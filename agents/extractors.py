@@ -34,6 +34,7 @@ from esc.agents.coerce import CoercionError, coerce, coerce_lenient
 from esc.agents.stores.weaviate_ids import object_id
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject, build
 from esc.contract.entities import LONG_TEXT_CHARS
+from esc.contract.fk_match import fold_key, folded_entities
 from esc.contract.model import Contract, EntityType, Relationship, SourceSpec
 from esc.contract.records import Location
 from esc.contract.semantic import is_text
@@ -100,6 +101,7 @@ class FkEdge:
     rel: str
     to_label: str
     pairs: tuple[tuple[str, str, str], ...]  # (from field, to field, to type), in the target key's order
+    fold: bool = False  # the target's keys join case-folded (esc.contract.fk_match)
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class SourcePlan:
     texts: tuple[str, ...]  # text fields to chunk
     long_strings: tuple[str, ...]  # free_text strings chunked only when long
     document: bool = False  # a text/markdown/PDF source: its text is always chunked
+    fold_key: bool = False  # a case-folded foreign key references this entity: its key values are folded
 
 
 def _names(contract: Contract, fids: Sequence[str]) -> list[tuple[str, str, str]] | None:
@@ -138,7 +141,9 @@ def _key_of(contract: Contract, entity: EntityType) -> tuple[Typed, ...]:
     return tuple((n, t) for _, n, t in named)
 
 
-def _fk_edge(contract: Contract, rel: Relationship, labels: dict[str, EntityType]) -> FkEdge | None:
+def _fk_edge(
+    contract: Contract, rel: Relationship, labels: dict[str, EntityType], folded: frozenset[str] = frozenset()
+) -> FkEdge | None:
     target = labels.get(rel.to_entity)
     src, dst = _names(contract, rel.from_fields), _names(contract, rel.to_fields)
     if target is None or not src or not dst or len(src) != len(dst):
@@ -148,7 +153,7 @@ def _fk_edge(contract: Contract, rel: Relationship, labels: dict[str, EntityType
     if not target_key or {n for n, _ in target_key} != set(by_to):
         return None  # references something other than the target's identity key: cannot MERGE one node
     pairs = tuple((by_to[n][0], n, t) for n, t in target_key)
-    return FkEdge(rel.name, target.name, pairs)
+    return FkEdge(rel.name, target.name, pairs, target.name in folded)
 
 
 def _nest_edge(contract: Contract, rel: Relationship, labels: dict[str, EntityType]) -> NestEdge | None:
@@ -169,11 +174,12 @@ def compile_source(contract: Contract, source: str) -> SourcePlan | None:
     if entity is None or src is None:
         return None
     labels = {e.name: e for e in contract.entities}
+    folded = folded_entities(contract)
     fks: list[FkEdge] = []
     nesting: list[NestEdge] = []
     for rel in contract.relationships:
         if rel.kind == "foreign_key" and rel.from_entity == entity.name:
-            fk = _fk_edge(contract, rel, labels)
+            fk = _fk_edge(contract, rel, labels, folded)
             if fk is not None:
                 fks.append(fk)
         elif rel.kind == "nesting" and rel.to_entity == entity.name:
@@ -196,6 +202,7 @@ def compile_source(contract: Contract, source: str) -> SourcePlan | None:
         texts=tuple(texts),
         long_strings=tuple(long_strings),
         document=src.format in DOCUMENT_FORMATS,
+        fold_key=entity.name in folded,
     )
 
 
@@ -283,7 +290,8 @@ def _key_values(values: dict[str, Any], key: Sequence[tuple[str, str, str]]) -> 
 def _entity_key(sp: SourcePlan, env: RecordEnvelope, prov: SourceRecordRef) -> dict[str, Any] | str:
     if not sp.key:
         return {RECORD_KEY: prov.record_id}
-    return _key_values(env.payload, [(n, n, t) for n, t in sp.key])
+    key = _key_values(env.payload, [(n, n, t) for n, t in sp.key])
+    return fold_key(key) if sp.fold_key and isinstance(key, dict) else key
 
 
 def _fk_edges(sp: SourcePlan, env: RecordEnvelope, key: dict[str, Any], version: int) -> list[EdgeWrite]:
@@ -292,6 +300,8 @@ def _fk_edges(sp: SourcePlan, env: RecordEnvelope, key: dict[str, Any], version:
         to_key = _key_values(env.payload, fk.pairs)
         if isinstance(to_key, str):
             continue  # a null (or unreadable) foreign key value: no edge
+        if fk.fold:
+            to_key = fold_key(to_key)
         out.append(
             build(
                 EdgeWrite,

@@ -22,10 +22,11 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import ValidationError
 
 from esc.agents import metrics
-from esc.agents.chunk_graph import chunk_store
+from esc.agents.chunk_graph import MentionWrite, chunk_store
 from esc.agents.embedding import Embedder
 from esc.agents.extractors import Plan, plan
 from esc.agents.mention_linker import LinkResult, MentionLinker
+from esc.agents.mentions_vectors import copy_mentions
 from esc.agents.reconcile.hook import Reconciler
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.agents.text_writer import TextWriter
@@ -135,7 +136,10 @@ class Ingestor:
     def link_mentions(self, every: float = 0.0) -> LinkResult:
         """Link every chunk in the graph to the entities it mentions under the current contract (agents/
         mention_linker.py); the runtimes call it when their queues are drained (``every``: at most that often)."""
-        return self.linker.sync(self.graph, self.contract or self._seen_contract, every)
+        def copy(ids: list[str], writes: list[MentionWrite]) -> int:  # the refs on the vector objects too
+            return copy_mentions(self.vectors, self.collection, ids, writes)
+
+        return self.linker.sync(self.graph, self.contract or self._seen_contract, every, on_linked=copy)
 
     def use(self, contract: Contract) -> None:
         """Apply ``contract`` to every later batch that does not pass its own."""

@@ -70,6 +70,10 @@ _VALIDATE = """TASK (pass 2, validation and gap-finding). Rules:
 Step 1: check the field catalog for fields no entity covers. Only reference field ids from the catalog."""
 
 
+SYSTEM_PROMPT, ANSWER_SHAPE, DISCOVER_TASK, VALIDATE_TASK = _SYSTEM, _SHAPE, _DISCOVER, _VALIDATE
+"""The prompts, public for the stream pass (``agents.llm_stream``), which sends the same rules per new source."""
+
+
 class SettingsLike(Protocol):
     @property
     def llm_base_url(self) -> str: ...

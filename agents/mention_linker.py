@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from esc.agents.chunk_graph import MentionWrite, chunk_store
@@ -22,14 +23,23 @@ from esc.contract.model import Contract
 log = logging.getLogger(__name__)
 
 BATCH = 500
+LATER_TRIES = 20
+"""Syncs (the Faust worker: one per 5 s when idle) a batch waits for its vector objects (``LinkLater``) before it is linked in the graph without them (a
+chunk whose object never comes must not hold back every chunk after it)."""
 UNVERSIONED_TTL = 30.0
 """Seconds a dictionary is reused for a graph that cannot say whether its data changed (``generation()`` None)."""
+
+
+class LinkLater(RuntimeError):
+    """Raised by ``on_linked`` when a batch cannot be finished yet (its vector objects are not written yet): the
+    batch stays unlinked and the sync ends; the next sync links it."""
 
 
 @dataclass
 class LinkResult:
     chunks: int = 0
     mentions: int = 0
+    waiting: int = 0  # chunks left for the next sync (LinkLater)
     seconds: float = 0.0
     fingerprint: str = ""
 
@@ -41,6 +51,7 @@ class MentionLinker:
         self.automaton: MentionAutomaton | None = None
         self._built = 0.0
         self._synced = float("-inf")
+        self._later: dict[str, int] = {}  # first chunk of a batch -> syncs it waited for its vector objects
 
     def dictionary(self, graph: GraphStore, contract: Contract) -> tuple[MentionAutomaton, str]:
         state = (contract.content_hash, contract.version, graph.generation())
@@ -51,8 +62,11 @@ class MentionLinker:
             self._built = time.monotonic()
         return self.automaton, self._fp
 
-    def sync(self, graph: GraphStore, contract: Contract | None, every: float = 0.0) -> LinkResult:
-        """Link what the current dictionary has not linked; with ``every``, at most once per that many seconds."""
+    def sync(self, graph: GraphStore, contract: Contract | None, every: float = 0.0,
+             on_linked: Callable[[list[str], list[MentionWrite]], object] | None = None) -> LinkResult:  # fmt: skip
+        """Link what the current dictionary has not linked; with ``every``, at most once per that many seconds.
+        ``on_linked(chunk ids, mentions)`` runs before each batch is marked linked (the vector objects' entity
+        refs, ``agents.mentions_vectors``): a failure there leaves the batch to link again."""
         store = chunk_store(graph)
         result = LinkResult()
         if store is None or contract is None or time.monotonic() - self._synced < every:
@@ -73,6 +87,17 @@ class MentionLinker:
                 for r in rows for m in automaton.find(r.text)
                 if (m.entity.label, m.entity.key) != (r.entity_label, r.entity_key)  # a text naming its own record
             ]  # fmt: skip
+            if on_linked is not None:
+                try:
+                    on_linked([r.id for r in rows], writes)
+                except LinkLater as exc:
+                    tries = self._later[rows[0].id] = self._later.get(rows[0].id, 0) + 1
+                    if tries < LATER_TRIES:
+                        log.info("mentions: %s; linked at the next run", exc)
+                        result.waiting = len(rows)
+                        break
+                    log.warning("mentions: %s after %d runs; linked in the graph without them", exc, tries)
+                self._later.pop(rows[0].id, None)
             store.replace_mentions([r.id for r in rows], writes, fp)
             result.chunks += len(rows)
             result.mentions += len(writes)

@@ -19,9 +19,9 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from esc.agents import agent_state
+from esc.agents import agent_state, llm_stream
 from esc.agents.contract_agent import ContractAgent, SourceComplete, contract_message, diff_event
 from esc.agents.contract_reports import ContractReports
 from esc.agents.extraction import (  # noqa: F401  (the extraction stage; re-exported for the runtimes)
@@ -34,6 +34,7 @@ from esc.agents.extraction import (  # noqa: F401  (the extraction stage; re-exp
     split_messages,
 )
 from esc.agents.ingest import parse
+from esc.agents.llm_stream import StreamDiscovery
 from esc.agents.profiler import ProfileDelta, Watermark, profile_batch
 from esc.agents.scan_groups import ScanComplete
 from esc.agents.stores.seen import SeenRecords
@@ -120,13 +121,22 @@ class ContractWriter:
     """The single writer of the contract: profile updates in, schema-diff events and contracts out."""
 
     def __init__(
-        self, agent: ContractAgent | None = None, contract_id: str = "esc", reports: ContractReports | None = None
+        self, agent: ContractAgent | None = None, contract_id: str = "esc", reports: ContractReports | None = None,
+        llm: StreamDiscovery | Literal["env"] | None = "env",
     ) -> None:
         self.agent = agent or ContractAgent()
         self.contract_id = contract_id
         self.dead: list[DeadLetter] = []
         self.reports = reports or ContractReports()  # drift and example results (agents/contract_reports.py)
         self._reports_saved: str | None = None  # the reports entry as last saved (state_changes writes it on change)
+        # The LLM pass in the stream (agents/llm_stream.py): "env" asks ESC_LLM_BASE_URL / ESC_LLM_STREAM; None: off.
+        self.llm: StreamDiscovery | None = llm_stream.from_settings() if isinstance(llm, str) else llm
+        # Reports change only in on_updates (counted in _updates): a save with no update since the last one needs
+        # no new dump of the drift windows (a dump per save cost the embedded runtime most of its time while a
+        # backfill pumped every 20 ms). _dumped: (updates count, dump) of the last state_changes.
+        self._updates = 0
+        self._dumped: tuple[int, str] | None = None
+        self._saved_at = -1  # the updates count the saved reports entry reflects
 
     @classmethod
     def from_state(cls, state: dict[str, Any] | None, contract_id: str = "esc") -> ContractWriter:
@@ -148,16 +158,24 @@ class ContractWriter:
         """The state-table entries changed since the last :meth:`state_saved`, in the order to write them (the
         drift and example reports are one entry of their own, written when they changed)."""
         out = agent_state.changed_entries(self.agent)
-        reports = json.dumps(self.reports.to_state(), separators=(",", ":"), sort_keys=True)
-        if reports != self._reports_saved:
-            out[REPORTS] = reports
+        if self._updates != self._saved_at:
+            self._dumped = (self._updates, self._dump_reports())
+            if self._dumped[1] != self._reports_saved:
+                out[REPORTS] = self._dumped[1]
         return out
 
     def state_saved(self) -> None:
+        """What the last :meth:`state_changes` returned is durable."""
         agent_state.mark_saved(self.agent)
-        self._reports_saved = json.dumps(self.reports.to_state(), separators=(",", ":"), sort_keys=True)
+        if self._dumped is not None:  # else the reports were not dumped: nothing more is saved than before
+            self._saved_at, self._reports_saved = self._dumped
+            self._dumped = None
+
+    def _dump_reports(self) -> str:
+        return json.dumps(self.reports.to_state(), separators=(",", ":"), sort_keys=True)
 
     def on_updates(self, values: Sequence[bytes], now: float | None = None) -> Outgoing:
+        self._updates += 1
         deltas: list[ProfileDelta] = []
         completions: list[SourceComplete] = []
         scans: list[ScanComplete] = []
@@ -182,6 +200,8 @@ class ContractWriter:
                 self.dead.append(DeadLetter.of(f"invalid profile update: {exc}", "contract-agent", raw))
         contract, diff = self.agent.apply(deltas, completions, now=time.time() if now is None else now, scans=scans,
                                           flushes=flushes, opened=opened)  # fmt: skip
+        if self.llm is not None:  # the LLM pass beside ingestion: queue new sources, version finished answers
+            contract, diff = self.llm.step(self.agent, deltas, contract, diff)
         reported = self.reports.update(contract, self.agent.sources)
         if reported is not None:
             contract = self.agent.contract = reported

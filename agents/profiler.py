@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from esc.agents import metrics
+from esc.agents.llm_samples import sample_records
 from esc.contract.field_profile import Caps
 from esc.contract.profile import SourceProfile
 from esc.contract.records import Location, ParentLink, Record
@@ -56,6 +57,7 @@ class ProfileDelta(BaseModel):
     meta: ProfileMeta
     watermark: Watermark
     records: int
+    samples: list[dict[str, Any]] = Field(default_factory=list)  # a few records, cut (agents/llm_samples.py)
 
     def source_profile(self, caps: Caps = STREAM_CAPS) -> SourceProfile:
         return SourceProfile.from_dict(self.profile, caps)
@@ -151,8 +153,7 @@ def profile_batch(
             file_hash=file_hash or None,
         )
         prof = SourceProfile.of_records(source, recs, caps)
-        deltas.append(
-            ProfileDelta(source=source, profile=prof.to_dict(), meta=meta, watermark=wm, records=len(recs))
-        )
+        deltas.append(ProfileDelta(source=source, profile=prof.to_dict(), meta=meta, watermark=wm, records=len(recs),
+                                   samples=sample_records(recs)))  # fmt: skip
         metrics.PROFILE_UPDATES.labels(metrics.source_label(source)).inc()
     return deltas

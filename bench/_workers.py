@@ -14,35 +14,42 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench import _ingest_neo4j as neo
+from bench import _ingest_proc as proc
+from bench._ingest_names import PREFIX
+from bench._ingest_phases import load_phase
+from bench._tpch import TABLES, row_counts, tpch_dir
+from esc.agents.stores.neo4j import label_namespace
+from esc.contract.entities import assign_entity_names
+from esc.settings import Settings
+
 
 def run_workers(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
-    from bench import ingest as b
-
-    tpch = b.tpch_dir(args.sf)
-    rows = b.row_counts(tpch)
-    stack = b.Settings()
-    drv = b.driver(stack)
-    plain = {t: b.assign_entity_names([b.PREFIX + x for x in b.TABLES])[b.PREFIX + t] for t in b.TABLES}
+    tpch = tpch_dir(args.sf)
+    rows = row_counts(tpch)
+    stack = Settings()
+    drv = neo.driver(stack)
+    plain = {t: assign_entity_names([PREFIX + x for x in TABLES])[PREFIX + t] for t in TABLES}
     out: dict[str, Any] = {"sf": args.sf, "rows": sum(rows.values()), "runs": {}}
     for n in sorted({1, args.workers}):
         run_id = f"escbench-{uuid.uuid4().hex[:8]}"
-        labels = {t: b.label_namespace(run_id) + label for t, label in plain.items()}
+        labels = {t: label_namespace(run_id) + label for t, label in plain.items()}
         root = Path(tempfile.mkdtemp(prefix=f"esc-bench-workers{n}-"))
-        workers = [b.Worker(run_id, root / f"w{i}") for i in range(n)]  # same app id: one consumer group
+        workers = [proc.Worker(run_id, root / f"w{i}") for i in range(n)]  # same app id: one consumer group
         try:
             for w in workers:
                 w.start()
                 w.wait_ready(120)
             say(f"{n} worker(s) {run_id}: loading {sum(rows.values())} rows")
-            load = b.load_phase(workers[0], drv, tpch, labels, rows, args.timeout, say)
+            load = load_phase(workers[0], drv, tpch, labels, rows, args.timeout, say)
             out["runs"][n] = {"records_per_s": load["records_per_s"], "seconds": load["seconds"],
-                              "rss": [b.peak_rss(w.proc.pid) if w.proc else None for w in workers]}  # fmt: skip
+                              "rss": [proc.peak_rss(w.proc.pid) if w.proc else None for w in workers]}  # fmt: skip
         finally:
             for w in workers:
                 w.stop()
-            b.wipe(drv, list(reversed(labels.values())))
-            asyncio.run(b._drop_topics(stack, run_id))
-            b.drop_collection(stack, run_id)
+            neo.wipe(drv, list(reversed(labels.values())))
+            asyncio.run(neo._drop_topics(stack, run_id))
+            neo.drop_collection(stack, run_id)
             shutil.rmtree(root, ignore_errors=True)
     one, many = out["runs"].get(1), out["runs"].get(args.workers)
     if one and many and args.workers != 1:

@@ -24,9 +24,10 @@ keys n_regionkey, s_nationkey, c_nationkey, ps_partkey, ps_suppkey, o_custkey, l
 l_suppkey) -> partsupp, and l_partkey -> part, l_suppkey -> supplier, which the spec also lists: 10 in all,
 each counted once. Data is generated with ``tpchgen-cli`` and cached under ~/.cache/esc/tpch/sf<N>.
 
-Memory: each dataset runs in a fresh (spawned) process that reports its own peak RSS (``ru_maxrss``) and the
-largest peak of its profiling workers (large CSV files are profiled in one worker process per core), so one
-dataset's peak does not hide the next one's.
+Time: wall seconds and CPU seconds (user + system of the dataset's process and its profiling workers; on a
+shared machine the CPU seconds say more than the wall clock). Memory: each dataset runs in a fresh (spawned)
+process that reports its own peak RSS (``ru_maxrss``) and the largest peak of its profiling workers (large CSV
+files are profiled in one worker process per core), so one dataset's peak does not hide the next one's.
 """
 
 from __future__ import annotations
@@ -118,6 +119,12 @@ def score(contract: Any, truth: dict[str, Any]) -> dict[str, Any]:
     return {"keys": prf(pk, tk), "foreign_keys": prf(pf, tf_all - unseen, unseen), "hierarchy": prf(ph, th)}
 
 
+def _cpu(who: int) -> float:
+    """User + system CPU seconds of this process (or of its finished children: the profiling workers)."""
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
 def _run(name: str, root: str, truth: dict[str, Any], out: Any) -> None:
     from esc.streams.discover import discover
 
@@ -133,6 +140,7 @@ def _run(name: str, root: str, truth: dict[str, Any], out: Any) -> None:
             "sources": len(res.contract.sources),
             "errors": len(res.errors),
             "columnar_sources": sorted(s for s, m in res.meta.items() if m.get("columnar")),
+            "cpu_seconds": round(_cpu(resource.RUSAGE_SELF) + _cpu(resource.RUSAGE_CHILDREN), 1),
             "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
             "worker_peak_rss_mib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
             **score(res.contract, truth),
@@ -189,7 +197,7 @@ def main() -> None:
         print(json.dumps(results, indent=2))
         return
     head = (
-        f"{'dataset':<22}{'records':>10}{'sec':>8}{'RSS MiB':>9}{'wrk MiB':>9}  "
+        f"{'dataset':<22}{'records':>10}{'sec':>8}{'CPU s':>8}{'RSS MiB':>9}{'wrk MiB':>9}  "
         f"{'key P/R/F1':<20}{'FK P/R/F1':<20}{'hier P/R/F1':<20}"
     )
     print(head)
@@ -200,7 +208,7 @@ def main() -> None:
             return f"{r[k]['precision']:.2f}/{r[k]['recall']:.2f}/{r[k]['f1']:.2f}"
 
         print(
-            f"{r['dataset']:<22}{r['records']:>10}{r['seconds']:>8.2f}{r['peak_rss_mib']:>9.0f}"
+            f"{r['dataset']:<22}{r['records']:>10}{r['seconds']:>8.2f}{r['cpu_seconds']:>8.1f}{r['peak_rss_mib']:>9.0f}"
             f"{r['worker_peak_rss_mib']:>9.0f}  "
             f"{f('keys'):<20}{f('foreign_keys'):<20}{f('hierarchy'):<20}"
         )

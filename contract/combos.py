@@ -11,8 +11,13 @@ tuples in the same order.
 A :class:`ComboProfile` keeps the exact set of its distinct tuples while it holds at most ``cap`` of them and
 at most ``cap // 64`` repeated ones (``dups``, exact while the set is), then HyperLogLog and a bottom-k sample
 only. Both limits only grow past under merges, so whether the exact set survived does not depend on the merge
-order. The row combination (``ROW``) hashes every non-null (column, value) pair of a row, independent of column
-order and of columns other batches add: equal rows hash alike, so ``rows - distinct`` counts exact duplicate rows.
+order. The cap is ``caps.combo`` for the whole row and for a pair of id-named columns (duplicate rows and the
+composite keys of large tables, proven rather than estimated) and ``caps.exact`` for every other combination, so
+a source's tuple sketches stay within a fixed size however many rows it has. A batch with more tuples than any
+exact set could hold skips the sort an exact set needs: its HyperLogLog and bottom-k sample are made from the raw
+hashes (the same sketches, at a fraction of the cost). The row combination (``ROW``) hashes every non-null
+(column, value) pair of a row, independent of column order and of columns other batches add: equal rows hash
+alike, so ``rows - distinct`` counts exact duplicate rows.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from esc.contract.field_profile import Caps
-from esc.contract.hashing import _hash_str, combine_hashes, sorted_unique, splitmix64
+from esc.contract.hashing import _hash_str, combine_hashes, merge_sorted_unique, sorted_unique, splitmix64
 from esc.contract.semantic import id_word
 from esc.contract.sketches import BottomK, ExactSet, HyperLogLog
 
@@ -46,7 +51,6 @@ class ComboProfile:
 
     columns: tuple[str, ...]
     rows: int
-    dup: bool  # a repeated tuple was seen (sticky)
     hll: HyperLogLog
     exact: ExactSet
     sample: BottomK
@@ -56,15 +60,19 @@ class ComboProfile:
     def of(
         cls, columns: tuple[str, ...], hashes: np.ndarray, caps: Caps, cap: int | None = None
     ) -> ComboProfile:
+        cap = cap if cap is not None else combo_cap(columns, caps)
+        hll = HyperLogLog.empty(caps.hll_p)
+        if len(hashes) > cap + cap // DUP_SHARE:  # too many distinct or too many repeated tuples: no exact set
+            return cls(
+                columns, len(hashes), hll.add(hashes), ExactSet(cap, None), BottomK.of(hashes, caps.sample_k)
+            )
         u = sorted_unique(hashes)
-        cap = cap if cap is not None else (caps.combo if len(columns) <= 2 else caps.exact)
         dups = len(hashes) - len(u)
         keep = len(u) <= cap and dups <= cap // DUP_SHARE
         return cls(
             columns,
             len(hashes),
-            dups > 0,
-            HyperLogLog.empty(caps.hll_p).add(u),
+            hll.add(u),
             ExactSet(cap, u if keep else None),
             BottomK(caps.sample_k, u[: caps.sample_k]),
             dups if keep else None,
@@ -72,19 +80,16 @@ class ComboProfile:
 
     def merge(self, other: ComboProfile) -> ComboProfile:
         cap = min(self.exact.cap, other.exact.cap)
-        dup = self.dup or other.dup
         exact: np.ndarray | None = None
         dups: int | None = None
         if self.exact.hashes is not None and other.exact.hashes is not None:
-            u = sorted_unique(np.concatenate([self.exact.hashes, other.exact.hashes]))
+            u = merge_sorted_unique(self.exact.hashes, other.exact.hashes)
             n = self.rows + other.rows - len(u)
-            dup = dup or n > 0
             if len(u) <= cap and n <= cap // DUP_SHARE:
                 exact, dups = u, n
         return ComboProfile(
             self.columns,
             self.rows + other.rows,
-            dup,
             self.hll.merge(other.hll),
             ExactSet(cap, exact),
             self.sample.merge(other.sample),
@@ -101,7 +106,6 @@ class ComboProfile:
         return {
             "columns": list(self.columns),
             "rows": self.rows,
-            "dup": self.dup,
             "dups": self.dups,
             "hll": self.hll.to_dict(),
             "exact": self.exact.to_dict(),
@@ -117,12 +121,18 @@ class ComboProfile:
         return cls(
             tuple(d["columns"]),
             int(d["rows"]),
-            bool(d["dup"]),
             HyperLogLog.from_dict(d["hll"]),
             exact,
             BottomK.from_dict(d["sample"]),
             None if dups is None else int(dups),
         )
+
+
+def combo_cap(columns: Sequence[str], caps: Caps) -> int:
+    """The exact-set cap of a combination: ``caps.combo`` for a pair of id-named columns, else ``caps.exact``."""
+    if len(columns) == 2 and all(id_word(c) is not None for c in columns):
+        return caps.combo
+    return caps.exact
 
 
 def combo_key(columns: Sequence[str]) -> tuple[str, ...]:

@@ -15,17 +15,8 @@ import numpy as np
 
 from esc.contract import histogram
 from esc.contract.aggregates import Aggregates, FoldedReps, group_values
-from esc.contract.semantic import physical_of
-from esc.contract.sketches import (
-    BottomK,
-    ExactSet,
-    Examples,
-    HyperLogLog,
-    TopK,
-    fold_text,
-    hash_value,
-    sorted_unique,
-)
+from esc.contract.folding import FoldHint, folded_sketches
+from esc.contract.sketches import BottomK, ExactSet, Examples, HyperLogLog, TopK
 from esc.contract.typing import PhysicalType, widen
 from esc.contract.value_order import add_counts, lower, upper
 
@@ -265,14 +256,17 @@ def build_from_groups(
     reps: Sequence[Any],
     *,
     caps: Caps = DEFAULT_CAPS,
+    fold_hint: FoldHint | None = None,
 ) -> FieldProfile:
     """The one place a profile is made, from the aggregates and one group per canonical value: ``hashes[i]``
     is the group's canonical hash, ``weights[i]`` its count and ``reps[i]`` its canonical representative (only
-    the few kept as top values and examples are ever read)."""
+    the few kept as top values and examples are ever read). ``fold_hint`` (per group, optional: what a caller
+    measured vectorised) spares the folded sketches a Python loop over every distinct value."""
     h = hashes.astype(np.uint64, copy=False)
     order = np.argsort(h, kind="stable")
     sh = h[order]
     counts = np.asarray(weights, dtype=np.int64)[order]
+    hint = None if fold_hint is None else fold_hint.reorder(order)
     if len(sh) > 1 and bool((sh[1:] == sh[:-1]).any()):
         # the same canonical value in several groups (several physical types, or rows not deduplicated):
         # one group per distinct hash; a representative is folded only for the few groups that are read
@@ -282,6 +276,8 @@ def build_from_groups(
         sh = sh[starts]
         reps = FoldedReps(reps, order, starts, ends)
         order = np.arange(len(sh))
+        if hint is not None:
+            hint = hint.reduce(starts, ends)
     top_items: list[tuple[int, Any, int]] = []
     if len(sh):
         k = caps.top_k
@@ -313,34 +309,10 @@ def build_from_groups(
         sample=BottomK(caps.sample_k, sh[: caps.sample_k]),
         top=TopK(caps.top_k, tuple(top_items)),
         examples=Examples(caps.examples, ex_items),
-        **_folded(sh, order, reps, caps) if "string" in agg.types else {},
+        **folded_sketches(sh, order, reps, caps.exact, caps.sample_k, hint) if "string" in agg.types else {},
         caps=caps,
         num_hist=dict(agg.num_hist),
     )
-
-
-FOLD_MAX_CHARS = 24
-"""Only short strings without inner spaces (codes) are folded; prose and names are compared as they are."""
-
-
-def _folded(sh: np.ndarray, order: np.ndarray, reps: Sequence[Any], caps: Caps) -> dict[str, Any]:
-    """The folded sketches of one batch's distinct values, or nothing when folding changes none of them."""
-    fh = sh.copy()
-    changed = False
-    for i in range(len(sh)):
-        r = reps[int(order[i])]
-        if isinstance(r, str) and len(r) <= FOLD_MAX_CHARS and physical_of(r) == "string":
-            t = fold_text(r)
-            if t != r and not any(ch.isspace() for ch in t):
-                fh[i] = hash_value(t) or 0
-                changed = True
-    if not changed:
-        return {}
-    u = sorted_unique(fh)
-    return {
-        "folded_exact": ExactSet(caps.exact, u if len(u) <= caps.exact else None),
-        "folded_sample": BottomK(caps.sample_k, u[: caps.sample_k]),
-    }
 
 
 def _merge_folded(a: FieldProfile, b: FieldProfile) -> dict[str, Any]:

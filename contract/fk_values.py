@@ -18,7 +18,7 @@ A column contained in a key is not yet a reference to it: small integer domains,
   passes all of this equally well (then the values cannot say which, and nothing is inferred).
 
 Containment of text codes is also computed on case-folded values (``fold_text``), so codes upper-cased in one
-source and lower-cased in another still match; the evidence then says ``case_insensitive``.
+source and lower-cased in another still match; the evidence then says ``case_insensitive`` and ``match: casefold``.
 """
 
 from __future__ import annotations
@@ -97,4 +97,6 @@ def field_containment(child: FieldProfile, key: FieldProfile) -> tuple[Containme
 
 
 def folded_evidence(folded: bool) -> dict[str, Any]:
-    return {"case_insensitive": True} if folded else {}
+    """What the foreign key's evidence says of a match found on case-folded values (writers join on it:
+    ``esc.contract.fk_match``)."""
+    return {"case_insensitive": True, "match": "casefold"} if folded else {}

@@ -5,8 +5,8 @@ associative (exactly while the exact sets stay under their caps, within sketch e
 ``from_dict`` give a JSON-able form for a compacted Kafka table; ``to_field_spec`` gives the catalog entry.
 
 Column combinations (``esc.contract.combos``): pairs and triples of key-candidate columns and the whole row get
-a :class:`ComboProfile` (exact set of hashed tuples up to ``caps.combo`` for pairs and ``caps.exact`` for
-triples, then HLL), so composite uniqueness and duplicate rows can be proven or estimated later.
+a :class:`ComboProfile` (exact set of hashed tuples up to ``caps.combo`` for the row and pairs of id-named
+columns and ``caps.exact`` for the others, then HLL), so composite uniqueness and duplicate rows can be proven or estimated later.
 Nested children also keep :class:`ParentStats`: how often each child column equals each parent column.
 """
 

@@ -26,9 +26,11 @@ from esc.contract.field_profile import (
     build_from_groups,
     group_values,
 )
+from esc.contract.folding_arrow import concat, fold_hint, fold_hint_of_reps
+from esc.contract.hash_arrow import hash_str_array
 from esc.contract.profile import SourceProfile
 from esc.contract.semantic import TEXT_CHARS, canonical, is_text
-from esc.contract.sketches import _hash_str, combine_hashes, hash_float_array, hash_int_array, hash_value
+from esc.contract.sketches import combine_hashes, hash_float_array, hash_int_array, hash_value
 
 ColumnKind = Literal["int", "decimal", "string"]
 UNIQUE_SKIP_ROWS = 50_000
@@ -142,15 +144,21 @@ def _string_field(
     pl_idx = np.nonzero(~special)[0]
     if len(pl_idx):
         plain = d.take(pa.array(pl_idx))
-        texts = plain.to_pylist()
-        ph = np.fromiter((_hash_str(t) for t in texts), dtype=np.uint64, count=len(texts))
+        texts = _Lazy(plain)
+        ph = hash_str_array(plain)
         dh[pl_idx] = ph
         w = counts[pl_idx]
         ln = lengths[pl_idx]
         mid = np.nonzero((ln >= 60) & (ln < TEXT_CHARS))[0]
         is_txt = ln >= TEXT_CHARS
         if len(mid):
-            is_txt[mid] = np.array([is_text(texts[int(k)]) for k in mid], dtype=bool)
+            # is_text needs a newline or two sentence ends ([.!?]): only values holding either are read
+            sub = plain.take(pa.array(mid))
+            maybe = _np(pc.greater_equal(pc.count_substring_regex(sub, r"[.!?]"), 2)).astype(bool)
+            maybe |= _np(pc.match_substring(sub, "\n")).astype(bool)
+            at = mid[maybe]
+            if len(at):
+                is_txt[at] = np.array([is_text(t) for t in plain.take(pa.array(at)).to_pylist()], dtype=bool)
         trimmed = pc.utf8_trim_whitespace(plain)
         words = _np(pc.list_value_length(pc.utf8_split_whitespace(trimmed)))
         words = np.where(_np(pc.utf8_length(trimmed)) > 0, words, 0).astype(np.int64)
@@ -173,14 +181,29 @@ def _string_field(
         hashes = np.concatenate([sp_h, ph])
         weights = np.concatenate([np.asarray(sp_w, dtype=np.int64), w])
         reps: Sequence[object] = _Concat(sp_reps, texts)
+        hint = concat(fold_hint_of_reps(sp_reps), fold_hint(plain, settle=True))
     else:
         hashes, weights, reps = sp_h, np.asarray(sp_w, dtype=np.int64), sp_reps
-    prof = build_from_groups(name, name, position, agg, weights, hashes, reps, caps=caps)
+        hint = fold_hint_of_reps(sp_reps)
+    prof = build_from_groups(name, name, position, agg, weights, hashes, reps, caps=caps, fold_hint=hint)
     return prof, dh, idx
 
 
+class _Lazy(Sequence[object]):
+    """The values of an Arrow array as a sequence, each made a Python object only when read (few are)."""
+
+    def __init__(self, arr: pa.Array) -> None:
+        self.arr = arr
+
+    def __len__(self) -> int:
+        return len(self.arr)
+
+    def __getitem__(self, i: int) -> object:  # type: ignore[override]
+        return self.arr[i].as_py()
+
+
 class _Concat(Sequence[object]):
-    def __init__(self, a: list[object], b: list[object]) -> None:
+    def __init__(self, a: Sequence[object], b: Sequence[object]) -> None:
         self.a, self.b = a, b
 
     def __len__(self) -> int:
@@ -247,7 +270,8 @@ def profile_batch(
     combos: dict[tuple[str, ...], ComboProfile] = {}
     for combo in combos_of(cands):
         mask = np.logical_and.reduce([row_hashes[c][1] for c in combo])
-        hashes = combine_hashes([row_hashes[c][0][mask] for c in combo])
+        whole = bool(mask.all())  # no nulls in these columns: no copy of each column
+        hashes = combine_hashes([row_hashes[c][0] if whole else row_hashes[c][0][mask] for c in combo])
         combos[combo] = ComboProfile.of(combo, hashes, caps)
     if n:
         combos[ROW] = row_combo(acc, caps)

@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     llm_retries: int = Field(default=2, ge=0, description="retries of one LLM request")
     llm_max_calls: int = Field(default=12, ge=1, description="chat calls per operation")
     llm_deadline: float = Field(default=300.0, ge=0.1, description="seconds per operation, all calls")
+    llm_stream: bool = Field(default=True, description="two-pass LLM discovery of new sources in the stream")
+    llm_stream_queue: int = Field(default=16, ge=1, description="stream discovery jobs waiting at most")
     # Bearer token for the HTTP API's data endpoints; required to bind the API beyond loopback.
     api_token: str = Field(default="", repr=False)
     corpus_min_files: int = Field(

@@ -11,7 +11,7 @@ import multiprocessing as mp
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,9 +30,10 @@ COLUMNAR_MIN_BYTES = 1 << 20
 PART_BYTES = 96 << 20
 """Byte range of a large CSV file profiled by one worker."""
 DISCOVERY_CAPS = Caps(exact=1 << 16, combo=1 << 23)
-"""Local discovery keeps exact tuple sets for key-candidate pairs up to 8M rows (64 MiB each at most), so
-composite keys of large tables are proven rather than estimated; single fields keep exact sets up to 65,536
-distinct values (512 KiB each at most), then HyperLogLog."""
+"""Local discovery keeps exact tuple sets for the whole row and for pairs of id-named columns up to 8M rows (64
+MiB each at most), so duplicate rows and the composite keys of large tables are proven rather than estimated;
+single fields and other combinations keep exact sets up to 65,536 distinct values (512 KiB each at most), then
+HyperLogLog."""
 
 Progress = Callable[[str, int], None]
 
@@ -115,6 +116,44 @@ def _read_records(
     return count
 
 
+class _RangeMerger:
+    """The byte ranges of each large file merged in range order as they arrive (so the result does not depend
+    on timing, and a finished range waits only for the ranges before it, not for the whole file)."""
+
+    def __init__(self, jobs: list[tuple[Any, Any, int, int]]) -> None:
+        self.files: dict[str, Any] = {}
+        self.order: dict[str, list[int]] = {}
+        for sf, _, a, _ in jobs:
+            self.files[sf.rel] = sf
+            self.order.setdefault(sf.rel, []).append(a)
+        for starts in self.order.values():
+            starts.sort()
+        self.waiting: dict[str, dict[int, SourceProfile]] = {rel: {} for rel in self.files}
+        self.merged: dict[str, SourceProfile | None] = {}
+        self.next: dict[str, int] = {rel: 0 for rel in self.files}
+        self.declined: dict[str, list[Rejected]] = {}
+
+    def add(self, rel: str, start: int, part: SourceProfile | list[Rejected]) -> None:
+        if isinstance(part, list):
+            self.declined.setdefault(rel, []).extend(part)
+            self.waiting[rel].clear()
+            self.merged.pop(rel, None)
+            return
+        if rel in self.declined:
+            return  # the file is read record by record: its other ranges are not needed
+        self.waiting[rel][start] = part
+        starts = self.order[rel]
+        while self.next[rel] < len(starts) and starts[self.next[rel]] in self.waiting[rel]:
+            p = self.waiting[rel].pop(starts[self.next[rel]])
+            have = self.merged.get(rel)
+            self.merged[rel] = p if have is None else have.merge(p)
+            self.next[rel] += 1
+
+    def done(self) -> list[tuple[str, SourceProfile | None]]:
+        """(file, its merged profile, or None when a range declined), in file order."""
+        return [(rel, None if rel in self.declined else self.merged[rel]) for rel in sorted(self.files)]
+
+
 def profile_sources(
     root: Path,
     progress: Progress | None = None,
@@ -136,41 +175,34 @@ def profile_sources(
     profiles: dict[str, SourceProfile] = {}
     meta: dict[str, dict[str, Any]] = {}
     jobs, rest = _columnar_jobs(files, errors, max_fields)
-    parts: dict[str, list[tuple[int, SourceProfile | list[Rejected]]]] = {}
     n_workers = workers if workers is not None else max(1, os.cpu_count() or 1)
+    ranges = _RangeMerger(jobs)
     pool = None
-    futures: list[tuple[Any, int, Future[SourceProfile | list[Rejected]]]] = []
+    futures: dict[Future[SourceProfile | list[Rejected]], tuple[str, int]] = {}
     if jobs and n_workers > 1 and len(jobs) > 1:
         pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=mp.get_context("spawn"))
-        jobs.sort(key=lambda j: j[2] - j[3])  # largest ranges first
-        futures = [(sf, a, pool.submit(profile_csv_range, sf, plan, a, b, caps)) for sf, plan, a, b in jobs]
+        for sf, plan, a, b in sorted(jobs, key=lambda j: j[2] - j[3]):  # largest ranges first
+            futures[pool.submit(profile_csv_range, sf, plan, a, b, caps)] = (sf.rel, a)
     else:
         for sf, plan, a, b in jobs:
-            parts.setdefault(sf.rel, []).append((a, profile_csv_range(sf, plan, a, b, caps)))
+            ranges.add(sf.rel, a, profile_csv_range(sf, plan, a, b, caps))
     try:
         for sf in rest:
             n = _read_records(sf, profiles, meta, errors, caps, max_fields)
             if progress:
                 progress(sf.rel, n)
-        for sf, a, fut in futures:
-            parts.setdefault(sf.rel, []).append((a, fut.result()))
+        for fut in as_completed(list(futures)):
+            rel, a = futures.pop(fut)
+            ranges.add(rel, a, fut.result())  # merged as soon as the ranges before it are: parts do not pile up
     finally:
         if pool is not None:
             pool.shutdown()
-    by_rel = {sf.rel: sf for sf, _, _, _ in jobs}
-    for rel, got in sorted(parts.items()):
-        sf = by_rel[rel]
-        got.sort(key=lambda t: t[0])
-        declined = [r for _, p in got if isinstance(p, list) for r in p]
-        if declined:
-            errors.extend(declined[:1])
+    for rel, merged in ranges.done():
+        sf = ranges.files[rel]
+        if merged is None:
+            errors.extend(ranges.declined[rel][:1])
             n = _read_records(sf, profiles, meta, errors, caps, max_fields)
         else:
-            merged: SourceProfile | None = None
-            for _, p in got:
-                assert isinstance(p, SourceProfile)
-                merged = p if merged is None else merged.merge(p)
-            assert merged is not None
             old = profiles.get(sf.source)
             profiles[sf.source] = merged if old is None else old.merge(merged)
             m = meta.setdefault(

@@ -6,10 +6,24 @@ README); ``tests/unit/test_self_contained.py`` fails on any test, script or benc
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 EVAL = REPO / "tests" / "data" / "eval"
 RELATIONAL = EVAL / "relational"
 TATQA = EVAL / "tatqa"
 CHINOOK = RELATIONAL / "chinook"
+
+
+def degrade_module() -> Any:
+    """``tests/data/degrade.py`` (the dirty-variant generator, a script rather than a package module), loaded once."""
+    if "degrade" not in sys.modules:
+        spec = importlib.util.spec_from_file_location("degrade", REPO / "tests" / "data" / "degrade.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["degrade"] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules["degrade"]

@@ -28,7 +28,7 @@ from esc.agents.query.llm_planner import LLMPlanner
 from esc.agents.query.prose import ProseRoute
 from esc.agents.query.retrieval import Evidence, RowIndex, Scope, Unit, retrieve
 from esc.agents.query.validate import problems
-from esc.agents.query.vector import answer_from_hits, content_words, search
+from esc.agents.query.vector import answer_from_hits, content_words, mention_refs, search
 from esc.agents.reconcile.answers import annotate, apply_as_of, split_as_of
 from esc.agents.reconcile.rewrite import rewrite
 from esc.agents.reconcile.rewrite import run as run_rewritten
@@ -214,7 +214,8 @@ class QueryAgent:
             and collection
         ):
             try:
-                hits = search(vectors, embedder, collection, q)
+                refs = mention_refs(route, q)  # entities the question names: search the chunks mentioning them
+                hits = search(vectors, embedder, collection, q, mentioning=refs)
             except Exception as exc:  # any vector store or embedder error: the question abstains with it
                 return Answer.abstain(f"{reason}; vector search failed: {exc}"[:300], g.version)
             words = [w for w in (unmatched or []) if w not in (names or [])] or content_words(q)

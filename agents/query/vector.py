@@ -3,18 +3,23 @@
 The answer is the best chunk's text (the evidence), cited by its source record. Retrieval whose best similarity is
 below ``LOW_SIMILARITY`` (0.3, the ESC paper's default) abstains, as does a passage that does not mention what the
 question is about (``answer_from_hits``).
+A question that names an entity some text mentions searches only the chunks that mention it (``mentioning``).
 Optionally a ``schema_filter`` keeps only chunks whose entity label or source the question's grounding names
 (schema-conditioned routing), falling back to the unfiltered hits when the filter leaves nothing.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from esc.agents.embedding import Embedder
+from esc.agents.mentions_vectors import entity_ref, near_vector_mentioning
 from esc.agents.query.answer import Answer, Citation
 from esc.agents.stores.base import VectorStore
+
+log = logging.getLogger(__name__)
 
 LOW_SIMILARITY = 0.3
 MAX_CONFIDENCE = 0.75
@@ -22,10 +27,28 @@ MAX_EVIDENCE_CHARS = 1200
 
 
 def search(
-    vectors: VectorStore, embedder: Embedder, collection: str, question: str, limit: int = 5, fetch: int | None = None
+    vectors: VectorStore, embedder: Embedder, collection: str, question: str, limit: int = 5, fetch: int | None = None,
+    mentioning: list[str] | None = None,
 ) -> list[dict[str, Any]]:
-    vec = embedder.embed_one(question)
-    return vectors.near_vector(collection, [float(x) for x in vec], limit=fetch or limit)
+    """The nearest chunks; with ``mentioning`` (entity refs, ``agents.mentions_vectors``), the nearest among the
+    chunks that mention those entities when the store can filter so and any does (else all chunks)."""
+    vec = [float(x) for x in embedder.embed_one(question)]
+    if mentioning:
+        hits = near_vector_mentioning(vectors, collection, vec, mentioning, fetch or limit)
+        if hits:
+            return hits
+    return vectors.near_vector(collection, vec, limit=fetch or limit)
+
+
+def mention_refs(route: Any, question: str) -> list[str]:
+    """The entity refs of what ``question`` names and text mentions (``route``: the prose route, or None)."""
+    if route is None:
+        return []
+    try:
+        return sorted({entity_ref(m.entity.label, m.entity.key) for m in route.entities(question)})
+    except Exception as exc:  # the prose route is an extra: without it, search is not filtered
+        log.warning("mention refs of the question failed: %s", exc)
+        return []
 
 
 def content_words(text: str) -> list[str]:

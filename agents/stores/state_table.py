@@ -31,15 +31,20 @@ class SqliteStateTable:
         self._db = open_local(path)
         self._db.execute("CREATE TABLE IF NOT EXISTS entries (k TEXT PRIMARY KEY, v TEXT NOT NULL) WITHOUT ROWID")
         self._lock = threading.Lock()
+        # What the table holds, as this writer last loaded or wrote it: an entry saved again unchanged is not
+        # written (a runtime saves after every pump; most saves change nothing or one offset).
+        self._held: dict[str, str] = {}
 
     def load(self) -> dict[str, str]:
         with self._lock:
-            return {str(k): str(v) for k, v in self._db.execute("SELECT k, v FROM entries")}
+            self._held = {str(k): str(v) for k, v in self._db.execute("SELECT k, v FROM entries")}
+            return dict(self._held)
 
     def save(self, entries: Mapping[str, str | None]) -> None:
-        if not entries:
-            return
         with self._lock:
+            entries = {k: v for k, v in entries.items() if v is None or self._held.get(k) != v}
+            if not entries:
+                return
             self._db.execute("BEGIN")
             try:
                 for k, v in entries.items():
@@ -51,6 +56,11 @@ class SqliteStateTable:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+            for k, v in entries.items():
+                if v is None:
+                    self._held.pop(k, None)
+                else:
+                    self._held[k] = v
 
     def close(self) -> None:
         self._db.close()

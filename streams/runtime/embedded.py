@@ -58,6 +58,8 @@ def ingest_embedded(
     runtime, close = open_runtime(settings, data_dir, embedder=embedder, settle=INGEST_SETTLE)
     try:
         summary = asyncio.run(runtime.ingest_once(progress))
+        if runtime.writer.llm is not None and runtime.writer.llm.wait(settings.llm_deadline):
+            asyncio.run(runtime.tick())  # a one-shot ingest writes the LLM pass's version (agents/llm_stream.py)
         if runtime.contract is not None:
             # the first `esc ask --embedded` then reads the grounding instead of building it
             from esc.agents.query.grounding import Grounding

@@ -68,17 +68,8 @@ from esc.streams.runtime.inprocess_files import RunSummary, load_contract, load_
 from esc.streams.runtime.names import collection_for
 from esc.streams.schema_events import latest_key
 
-__all__ = [
-    "InProcessBus",
-    "InProcessRuntime",
-    "RecordLog",
-    "RunSummary",
-    "collection_for",
-    "ingest_embedded",
-    "load_contract",
-    "load_diffs",
-    "open_runtime",
-]
+__all__ = ["InProcessBus", "InProcessRuntime", "RecordLog", "RunSummary", "collection_for", "ingest_embedded",
+           "load_contract", "load_diffs", "open_runtime"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +80,7 @@ STATE_VERSION = 2
 RECORDS_OFFSET = "records_offset"  # the state-table entry holding the records topic's end offset
 PROFILES = "profiles"  # the internal profile-updates topic, as faust_app names it: <prefix>.profiles
 INGEST_SETTLE = 0.05  # seconds a file must be unchanged before a one-shot ingest reads it
+SAVE_SECONDS = 5.0  # state saves while a file is delivered, at most this often: each rewrites MBs of profiles
 
 
 Progress = Callable[[str, int, int], None]
@@ -137,7 +129,7 @@ class InProcessRuntime:
         restored = self.dir / "contract.json"
         if restored.exists():  # the compacted contracts topic survives the restart: the worker reads it first
             self.bus.publish(topics.SCHEMA_CONTRACTS, latest_key(contract_id), restored.read_bytes())
-        self._pump_lock = asyncio.Lock()
+        self._pump_lock, self._saved_at = asyncio.Lock(), float("-inf")  # _saved_at: the last state save (monotonic)
         self._backfill: asyncio.Task[None] | None = None
         self.watcher: FileWatcher | None = None
         if data_dir is not None:
@@ -167,6 +159,7 @@ class InProcessRuntime:
                                           RECORDS_OFFSET: str(self.bus.end_offset(topics.RECORDS))}  # fmt: skip
         self.state.save(changes)
         self.writer.state_saved()
+        self._saved_at = time.monotonic()
 
     # ------------------------------------------------------------------------------------------- connector
     async def _emit(self, msg: Emission) -> None:
@@ -175,7 +168,7 @@ class InProcessRuntime:
         metrics.RECORDS_PRODUCED.labels(metrics.source_label(msg.source)).inc()
         self.summary.records += 1
         if self.bus.topic(topics.RECORDS).pending("extract") >= BATCH:
-            await self.pump()
+            await self.pump(save=False)
 
     async def _retract(self, keys: list[str]) -> None:
         for key in keys:
@@ -211,13 +204,15 @@ class InProcessRuntime:
         self.summary.dead_reasons[dead.reason[:200]] += 1
 
     # ---------------------------------------------------------------------------------------------- agents
-    async def pump(self) -> None:
-        """Run the consumers until every topic is read (the backfill task runs on its own)."""
+    async def pump(self, save: bool = True) -> None:
+        """Run the consumers until every topic is read, then save the state (``save=False``: if SAVE_SECONDS passed)."""
         async with self._pump_lock:
             moved = True
             while moved:
                 self.log.flush()  # the durable copy first, as Kafka acknowledges before consumers read
                 moved = bool(self._profile() + self._contract() + self._follow() + await self._extract())
+            if not save and time.monotonic() - self._saved_at < SAVE_SECONDS:
+                return  # seen records are remembered only by a save that holds their evidence: crash-safe
             self._save_state()
             if self._observed:  # their profile evidence is durable now (in the writer's state)
                 self.seen.remember_hashes(self._observed)

@@ -1,4 +1,4 @@
-"""bench/ingest.py helpers: quantiles from cumulative histogram buckets (Prometheus histogram_quantile rules)."""
+"""bench/ingest.py helpers (bench/_ingest_metrics.py): quantiles from cumulative histogram buckets (Prometheus histogram_quantile rules)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-ingest = pytest.importorskip("bench.ingest")
+ingest = pytest.importorskip("bench._ingest_metrics")  # the helpers of bench/ingest.py
 
 INF = math.inf
 

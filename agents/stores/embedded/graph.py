@@ -15,10 +15,8 @@ name a JSON pointer parameter), never spliced into SQL.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -30,6 +28,14 @@ from esc.agents.stores.base import GraphStore
 from esc.agents.stores.cypher import to_properties
 from esc.agents.stores.embedded.chunks import ChunkTables
 from esc.agents.stores.embedded.db import MEMORY, Database, scalar
+from esc.agents.stores.embedded.ids import (  # noqa: F401  (re-exported: canonical.py, chunks.py use them from here)
+    EndpointMemo,
+    _canonical,
+    _dumps,
+    _finite,
+    entity_id,
+    key_json,
+)
 from esc.agents.stores.embedded.sql import compile_plan, decode_row, json_pointer
 from esc.agents.stores.embedded.sql_rows import loads_cell
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef
@@ -68,33 +74,6 @@ CREATE TABLE IF NOT EXISTS entity_keys (label VARCHAR NOT NULL, key_props VARCHA
 """
 
 
-def _finite(props: dict[str, Any]) -> dict[str, Any]:
-    """JSON has no NaN/Infinity: a non-finite float is left out, as a missing value."""
-    return {k: v for k, v in props.items() if not (isinstance(v, float) and not math.isfinite(v))}
-
-
-def _canonical(value: Any) -> Any:
-    """Key values compare as Cypher does: 1 and 1.0 are the same key."""
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer() and abs(value) < 2**63:
-        return int(value)
-    return value
-
-
-def key_json(key: dict[str, Any]) -> str:
-    converted = to_properties(key)
-    return json.dumps({k: _canonical(v) for k, v in converted.items()}, sort_keys=True, ensure_ascii=False)
-
-
-def entity_id(label: str, key: dict[str, Any]) -> int:
-    """Deterministic 64-bit id of (label, identity key)."""
-    digest = hashlib.sha1(f"{label}\x1f{key_json(key)}".encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
-
-
-def _dumps(props: dict[str, Any]) -> str:
-    return json.dumps(props, ensure_ascii=False, separators=(",", ":"))
-
-
 def _bump(con: Any) -> None:
     con.execute(
         "INSERT INTO esc_meta VALUES ('generation', '1') ON CONFLICT (k) DO UPDATE "
@@ -118,6 +97,7 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
                     "rebuild it by re-ingesting into a fresh ESC_STATE_DIR"
                 )
         self._ensure_chunk_tables()  # text chunks and their mentions (agents/stores/embedded/chunks.py)
+        self._endpoints = EndpointMemo()  # (eid, key_json, key props) per (label, key), bounded
 
     @property
     def path(self) -> str:
@@ -139,28 +119,29 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
         entities: dict[int, dict[str, Any]] = {}
         records: dict[str, SourceRecordRef] = {}
         links: set[tuple[int, str]] = set()
-        keys: set[tuple[str, str]] = set()
+        keys: set[tuple[str, tuple[str, ...]]] = set()
         written = 0
         for row in rows:
-            if not row.key or any(v is None for v in row.key.values()):
+            if not row.key or None in row.key.values():
                 log.warning("entity %s skipped: identity key %r has no value", row.label, row.key)
                 continue
-            eid = entity_id(row.label, row.key)
+            eid, kj, _ = self._endpoints.get(row.label, row.key)
             props = _finite({**to_properties(row.properties), **to_properties(row.key)})
             current = entities.get(eid)
             if current is None:
                 entities[eid] = {
                     "label": row.label,
-                    "key": key_json(row.key),
+                    "key": kj,
                     "props": props,
                     "v": row.contract_version,
                 }
             else:  # the same entity twice in one batch: later values win, as sequential MERGE ... SET would
                 current["props"] = {**current["props"], **props}
                 current["v"] = row.contract_version
-            records[row.provenance.sid] = row.provenance
-            links.add((eid, row.provenance.sid))
-            keys.add((row.label, json.dumps(sorted(row.key))))
+            sid = row.provenance.sid
+            records[sid] = row.provenance
+            links.add((eid, sid))
+            keys.add((row.label, tuple(row.key)))
             written += 1
         if not entities:
             return 0
@@ -203,7 +184,8 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
                     "INSERT INTO derived_from SELECT eid, sid FROM esc_derived ON CONFLICT DO NOTHING"
                 )
                 con.executemany(
-                    "INSERT INTO entity_keys VALUES (?, ?) ON CONFLICT DO NOTHING", [list(k) for k in keys]
+                    "INSERT INTO entity_keys VALUES (?, ?) ON CONFLICT DO NOTHING",
+                    [[label, json.dumps(sorted(k))] for label, k in keys],
                 )
             finally:
                 for name in ("esc_batch", "esc_recs", "esc_derived"):
@@ -217,11 +199,7 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
         edges: dict[tuple[str, int, int], int] = {}
         stubs: dict[int, tuple[str, str, str]] = {}
         for row in rows:
-            if (
-                not row.from_key
-                or not row.to_key
-                or any(v is None for v in (*row.from_key.values(), *row.to_key.values()))
-            ):
+            if not row.from_key or not row.to_key or None in row.from_key.values() or None in row.to_key.values():
                 log.warning(
                     "edge %s skipped: an endpoint key has no value (%r -> %r)",
                     row.type,
@@ -229,10 +207,11 @@ class EmbeddedGraphStore(ChunkTables, GraphStore):
                     row.to_key,
                 )
                 continue
-            src, dst = entity_id(row.from_label, row.from_key), entity_id(row.to_label, row.to_key)
+            (src, src_kj, src_props), (dst, dst_kj, dst_props) = (
+                self._endpoints.get(row.from_label, row.from_key), self._endpoints.get(row.to_label, row.to_key))
             edges[(row.type, src, dst)] = row.contract_version
-            stubs.setdefault(src, (row.from_label, key_json(row.from_key), _dumps(_finite(to_properties(row.from_key)))))
-            stubs[dst] = (row.to_label, key_json(row.to_key), _dumps(_finite(to_properties(row.to_key))))
+            stubs.setdefault(src, (row.from_label, src_kj, src_props))
+            stubs[dst] = (row.to_label, dst_kj, dst_props)
         if not edges:
             return 0
         batch = pa.table(

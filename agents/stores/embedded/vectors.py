@@ -10,7 +10,7 @@ object's properties, ``id`` and ``similarity = max(0, cosine)`` (Weaviate's ``1 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,9 @@ CREATE TABLE IF NOT EXISTS objects (
     vec FLOAT[],
     PRIMARY KEY (collection, id)
 );
+ALTER TABLE objects ADD COLUMN IF NOT EXISTS mentions VARCHAR[];
 """
+MENTIONS = "mentions"  # the entity refs of the chunk's MENTIONS (agents/mentions_vectors.py), set by the linker
 
 
 class _Index:
@@ -102,13 +104,23 @@ class _Index:
             self.ids.pop()
             self.props.pop()
 
-    def search(self, query: np.ndarray, limit: int) -> list[dict[str, Any]]:
+    def search(self, query: np.ndarray, limit: int, rows: Sequence[int] | None = None) -> list[dict[str, Any]]:
+        """The ``limit`` nearest rows (of ``rows`` only, when given)."""
         n = len(self.ids)
         if n == 0 or limit <= 0:
             return []
-        sims = self.mat[:n] @ query
-        k = min(limit, n)
-        top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        if rows is None:  # every row: one product over the matrix as it is (no copy)
+            sims = self.mat[:n] @ query
+            k = min(limit, n)
+            top = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        else:
+            among = np.asarray(sorted(rows), dtype=np.int64)
+            if among.size == 0:
+                return []
+            sims = np.full(n, -np.inf, dtype=np.float32)
+            sims[among] = self.mat[among] @ query
+            k = min(limit, among.size)
+            top = among[np.argpartition(-sims[among], k - 1)[:k]] if k < among.size else among
         ranked = sorted(top.tolist(), key=lambda r: (-float(sims[r]), self.ids[r]))
         return [
             {**self.props[r], "id": self.ids[r], "similarity": max(0.0, min(1.0, float(sims[r])))}
@@ -148,12 +160,13 @@ class EmbeddedVectorStore(VectorStore):
         if dim is not None:
             index = _Index(dim)
             table: pa.Table | None = self._db.con.sql(
-                f"SELECT id, vec, {', '.join(PROPERTIES)} FROM objects WHERE collection = ? AND vec IS NOT NULL",
+                f"SELECT id, vec, {', '.join(PROPERTIES)}, coalesce({MENTIONS}, []) AS {MENTIONS} FROM objects "
+                "WHERE collection = ? AND vec IS NOT NULL",
                 params=[collection],
             ).to_arrow_table()
             if table is not None and table.num_rows:
                 flat = table.column("vec").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-                props = table.select(list(PROPERTIES)).to_pylist()
+                props = table.select([*PROPERTIES, MENTIONS]).to_pylist()
                 index.put(table.column("id").to_pylist(), flat.reshape(table.num_rows, dim), props)
         self._indexes[collection] = index
         return index
@@ -187,9 +200,9 @@ class EmbeddedVectorStore(VectorStore):
                         con.execute("UPDATE collections SET dim = ? WHERE name = ?", [new_dim, collection])
                     cols = ", ".join(PROPERTIES)
                     updates = ", ".join(f"{p} = excluded.{p}" for p in (*PROPERTIES, "vec"))
-                    con.execute(
-                        f"INSERT INTO objects SELECT ?, id, {cols}, vec FROM esc_objects "
-                        f"ON CONFLICT (collection, id) DO UPDATE SET {updates}",
+                    con.execute(  # a rewritten object has no entity refs until its chunk is linked again, as in Weaviate
+                        f"INSERT INTO objects (collection, id, {cols}, vec) SELECT ?, id, {cols}, vec FROM esc_objects "
+                        f"ON CONFLICT (collection, id) DO UPDATE SET {updates}, {MENTIONS} = NULL",
                         [collection],
                     )
                 finally:
@@ -204,7 +217,7 @@ class EmbeddedVectorStore(VectorStore):
                     index.put(
                         [o.object_id for o in with_vec],
                         np.asarray([o.vector for o in with_vec], np.float32),
-                        [{p: self._prop(o, p) for p in PROPERTIES} for o in with_vec],
+                        [{**{p: self._prop(o, p) for p in PROPERTIES}, MENTIONS: []} for o in with_vec],
                     )
         return len(objects)
 
@@ -236,6 +249,45 @@ class EmbeddedVectorStore(VectorStore):
                 )
             norm = float(np.linalg.norm(query))
             return index.search(query / norm if norm > 0 else query, limit)
+
+    def near_vector_mentioning(
+        self, collection: str, vector: Sequence[float], refs: Sequence[str], limit: int = 5
+    ) -> list[dict[str, Any]]:
+        """Nearest objects among those whose entity refs hold any of ``refs``."""
+        wanted = set(refs)
+        query = np.asarray(vector, dtype=np.float32).ravel()
+        with self._db.lock:
+            index = self._index(collection)
+            if index is None or not wanted:
+                return []
+            rows = [r for r, p in enumerate(index.props) if wanted.intersection(p.get(MENTIONS) or ())]
+            norm = float(np.linalg.norm(query))
+            return index.search(query / norm if norm > 0 else query, limit, rows)
+
+    def set_mentions(self, collection: str, mentions: Mapping[str, Sequence[str]]) -> int:
+        """Set the entity refs of these objects (object id -> refs; an empty list clears); objects found."""
+        if not mentions:
+            return 0
+        ids = sorted(mentions)
+        table = pa.table({"id": ids, MENTIONS: pa.array([sorted(mentions[i]) for i in ids], pa.list_(pa.string()))})
+        with self._db.lock:
+            index = self._index(collection)
+            with self._db.write() as con:
+                con.register("esc_mentions", table)
+                try:
+                    done = con.execute(
+                        f"UPDATE objects SET {MENTIONS} = m.{MENTIONS} FROM esc_mentions m "
+                        "WHERE objects.collection = ? AND objects.id = m.id RETURNING objects.id",
+                        [collection],
+                    ).fetchall()
+                finally:
+                    con.unregister("esc_mentions")
+            if index is not None:
+                for (oid,) in done:
+                    row = index.pos.get(oid)
+                    if row is not None:
+                        index.props[row] = {**index.props[row], MENTIONS: sorted(mentions[oid])}
+        return len(done)
 
     def delete_by_record(self, collection: str, source: str, record_ids: Sequence[str]) -> int:
         if not record_ids:

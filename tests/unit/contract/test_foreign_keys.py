@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from esc.contract.fk_match import fk_match, fold_key
 from esc.contract.foreign_keys import name_evidence
 from esc.contract.inference import infer
 from esc.contract.profile import SourceProfile
@@ -200,6 +201,9 @@ def test_codes_in_another_case_are_matched_case_insensitively() -> None:
     c = contract_of(t)
     fk = next(f for f in c.foreign_keys if f.from_.source == "orders")
     assert fk.to.source == "customers" and fk.evidence["case_insensitive"] is True
+    assert fk.evidence["match"] == "casefold"  # writers join on it (esc.contract.fk_match)
+    assert fk_match(fk) == "casefold"
+    assert fold_key({"CustomerID": " aeI ", "n": 3}) == {"CustomerID": "AEI", "n": 3}
 
 
 def test_a_strong_name_tolerates_one_missing_parent_among_few_references() -> None:

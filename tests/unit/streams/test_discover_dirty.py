@@ -4,28 +4,18 @@ key is a pair of non-id columns, or the columns are shuffled. The clean packs st
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from esc.streams.discover import discover
-from tests.paths import RELATIONAL, REPO
+from tests.paths import RELATIONAL, degrade_module
 
 PACKS = ("chinook", "northwind")  # sakila (2x the rows) runs in bench/discovery.py --variants all
 KEY_F1, FK_F1, PRECISION = 0.95, 0.9, 0.95
 
 
-def _degrade() -> Any:
-    if "degrade" not in sys.modules:
-        spec = importlib.util.spec_from_file_location("degrade", REPO / "tests" / "data" / "degrade.py")
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["degrade"] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules["degrade"]
 
 
 def _prf(pred: set[Any], truth: set[Any], optional: set[Any]) -> tuple[float, float, float]:
@@ -50,9 +40,9 @@ def score(root: Path, truth: dict[str, Any]) -> dict[str, tuple[float, float, fl
     return {"keys": _prf(pk, tk, set()), "fks": _prf(pf, tf - unseen, unseen)}
 
 
-@pytest.mark.parametrize("variant", ["clean", *_degrade().VARIANTS])
+@pytest.mark.parametrize("variant", ["clean", *degrade_module().VARIANTS])
 def test_dirty_variants_stay_above_the_floors(variant: str, tmp_path: Path) -> None:
-    degrade = _degrade()
+    degrade = degrade_module()
     for pack in PACKS:
         src = RELATIONAL / pack
         if variant == "clean":
@@ -71,7 +61,7 @@ def test_dirty_variants_stay_above_the_floors(variant: str, tmp_path: Path) -> N
 
 
 def test_degrade_is_deterministic(tmp_path: Path) -> None:
-    degrade = _degrade()
+    degrade = degrade_module()
     for run in ("a", "b"):
         degrade.degrade(RELATIONAL / "northwind", "rename+dangling+duplicates+case+shuffle", tmp_path / run)
     for f in sorted((tmp_path / "a").rglob("*")):

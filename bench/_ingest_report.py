@@ -1,0 +1,69 @@
+"""``bench/ingest.py``: the human-readable report of a run's results."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bench._ingest_metrics import show
+from bench._ingest_phases import SAMPLE_EVERY
+
+
+def _report_baselines(r: dict[str, Any]) -> None:
+    if "baseline" in r:
+        b = r["baseline"]
+        print(f"  baseline (UNWIND)   {b['records_per_s']:>10.1f} records/s  ({b['seconds']} s; nodes only)")
+        if "ratio" in r:
+            print(f"  ratio ours/baseline {r['ratio']:>10.3f}   (target >= 0.5)")
+    if "graph_baseline" in r:
+        g = r["graph_baseline"]
+        print(f"  baseline, same graph{g['records_per_s']:>10.1f} records/s  ({g['seconds']} s; nodes, SourceRecord + "
+              "DERIVED_FROM, FK edges; " + ", ".join(f"{t} {x['seconds']}s" for t, x in g["tables"].items()) + ")")
+        if "ratio_graph" in r:
+            print(f"  ratio ours/same-graph baseline {r['ratio_graph']:.3f}   (what the streaming pipeline costs on top)")
+
+
+def report(r: dict[str, Any]) -> None:
+    print(f"TPC-H SF {r['sf']}: {sum(r['rows'].values())} rows, {r['cpus']} CPUs, run {r['run_id']}")
+    if "load" not in r:
+        _report_baselines(r)
+        print("  peak RSS (VmHWM)    " + ", ".join(f"{k} {v['peak_mib']} MiB" for k, v in r["rss"].items()
+                                                  if isinstance(v, dict) and "peak_mib" in v))
+        return
+    load, fr = r["load"], r["load"]["freshness"]
+    print(f"  ours (end to end)   {load['records_per_s']:>10.1f} records/s  ({load['seconds']} s; tables done at "
+          + ", ".join(f"{t} {s}s" for t, s in load["table_done_at_s"].items()) + ")")
+    if load.get("cpu_seconds"):
+        print("  CPU during the load " + ", ".join(f"{k} {v} s" for k, v in load["cpu_seconds"].items())
+              + f"  ({r['cpus']} CPUs x {load['seconds']} s = {round(r['cpus'] * load['seconds'])} CPU-s available)")
+    v = load.get("vectors") or {}
+    if v:
+        print(f"  vectors caught up   at {v['caught_up_at_s']} s  ({v['records_with_text']} records with text embedded "
+              "behind the graph)")
+    _report_baselines(r)
+    print(f"  freshness, load     p50 {show(fr, 'p50')} s  p95 {show(fr, 'p95')} s  ({fr['count']} upserts; from histogram "
+          "buckets)")
+    if "steady" in r:
+        s, sf = r["steady"], r["steady"]["freshness"]
+        sm = s["sampled"]
+        print(f"  freshness, steady   p50 {show(sf, 'p50')} s  p95 {show(sf, 'p95')} s  ({sf['count']} upserts incl. any "
+              f"replay; {s['records']} pushed at {s['rate_per_s']}/s)   (target p95 <= 2 s)")
+        print(f"    sampled directly  p50 {sm['p50_s']} s  p95 {sm['p95_s']} s  max {sm['max_s']} s  (send -> node "
+              f"readable in Neo4j, every {SAMPLE_EVERY}th record, n={sm['n']})")
+    if "schema_diff" in r:
+        d = r["schema_diff"]
+        print(f"  schema-diff latency p50 {d['p50_s']} s  p95 {d['p95_s']} s  max {d['max_s']} s  "
+              f"({d['received']}/{d['trials']} received)   (target p95 <= 1 s)")
+    print("  writes per row      " + ", ".join(f"{t} {x}" for t, x in load["writes_per_row"].items())
+          + "  (backfill replays as the contract evolves)")
+    print(f"  neo4j writes {load['neo4j_writes']} for {load['records']} rows; extraction batches: "
+          + "; ".join(f"{k} n={v['count']} sum={v['sum_s']}s p50={v['p50_s']} p95={v['p95_s']}"
+                      for k, v in r["extraction_batches"].items()))
+    rss = r["rss"]
+    w = rss.get("worker") or {}
+    parts = [f"worker {w.get('peak_mib')} MiB (tree {w.get('tree_peak_mib')})", f"bench {rss['bench']['peak_mib']} MiB"]
+    if "baseline" in rss:
+        parts.append(f"baseline {rss['baseline']['peak_mib']} MiB")
+    parts += [f"{svc} {v['peak_mib']} MiB" for svc, v in rss["servers_since_start"].items() if v]
+    print("  peak RSS (VmHWM)    " + ", ".join(parts) + "  (servers: since they started)")
+    for e in r["cleanup_errors"]:
+        print(f"  ! {e}")

@@ -1,0 +1,37 @@
+"""A chunk whose vector object is not written yet (the vector outbox runs behind the graph) is not linked until it is:
+the linker leaves its batch for the next run, and after ``LATER_TRIES`` runs links it in the graph without the refs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from esc.agents import mention_linker
+from tests.unit.prose.conftest import COLLECTION, PACK, ingest_pack
+from tests.unit.prose.test_vector_mentions import filtered_ids, graph_links
+
+
+def test_chunks_without_vector_objects_wait_for_them(tmp_path: Path) -> None:
+    shutil.copytree(PACK / "drop", tmp_path / "drop")
+    pack = ingest_pack(tmp_path / "drop")
+    try:
+        links = graph_links(pack)
+        ids = sorted({c for chunks in links.values() for c in chunks})
+        gone = pack.graph.chunk_rows("", 100_000)[0]
+        # the graph forgets every link (a new dictionary) and one chunk's vector object is missing
+        pack.graph.replace_mentions(ids, [], "stale")
+        pack.vectors.delete_by_record(COLLECTION, gone.source, [gone.record_id])
+        waited = pack.ingestor.link_mentions()
+        assert waited.waiting > 0 and waited.chunks == 0  # the first batch holds the missing object: nothing marked
+        assert pack.graph.chunk_rows("", 100_000) and graph_links(pack) == {}
+        for _ in range(mention_linker.LATER_TRIES - 2):
+            assert pack.ingestor.link_mentions().waiting > 0
+        done = pack.ingestor.link_mentions()  # the last try: linked in the graph without that object's refs
+        assert done.waiting == 0 and done.chunks > 0
+        assert graph_links(pack) == links
+        missing = {r.id for r in pack.graph.chunk_rows("", 100_000) if r.record_id == gone.record_id}
+        for ref, chunks in links.items():
+            assert filtered_ids(pack, ref) == chunks - missing, ref
+    finally:
+        pack.graph.close()
+        pack.vectors.close()
