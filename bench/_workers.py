@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import shutil
 import tempfile
 import uuid
@@ -44,9 +45,18 @@ def run_workers(args: argparse.Namespace, say: Callable[[str], None]) -> dict[st
             load = load_phase(workers[0], drv, tpch, labels, rows, args.timeout, say)
             out["runs"][n] = {"records_per_s": load["records_per_s"], "seconds": load["seconds"],
                               "rss": [proc.peak_rss(w.proc.pid) if w.proc else None for w in workers]}  # fmt: skip
+        except Exception:
+            for i, w in enumerate(workers):  # what each worker was doing when the load failed
+                with contextlib.suppress(OSError):
+                    say(f"worker {i} /healthz: {w.get('/healthz').decode()[:2000]}")
+            raise
         finally:
-            for w in workers:
+            for i, w in enumerate(workers):
                 w.stop()
+                keep = Path(tempfile.gettempdir()) / f"{run_id}-worker{i}.log"
+                with contextlib.suppress(OSError):
+                    shutil.copyfile(w.log, keep)
+                    say(f"worker {i} log kept at {keep}")
             neo.wipe(drv, list(reversed(labels.values())))
             asyncio.run(neo._drop_topics(stack, run_id))
             neo.drop_collection(stack, run_id)

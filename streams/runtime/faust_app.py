@@ -40,7 +40,7 @@ from esc.settings import Settings
 from esc.streams import ce_binding, topics
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
-from esc.streams.runtime import log_limits
+from esc.streams.runtime import log_limits, rebalance_reread
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from esc.streams.runtime.deferred_table import SharedDeferred, worker_id
 from esc.streams.runtime.faust_folder import folder_task
@@ -102,6 +102,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         stream_buffer_maxsize=16384,
         table_cleanup_interval=3600,
     )
+    rebalance_reread.install(app)  # a message a rebalance overtook is read again, never committed unread
 
     def topic(spec: topics.TopicSpec) -> Any:
         return app.topic(
