@@ -174,6 +174,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # records already profiled, by any worker: re-deliveries and rebalances count once (streams/runtime/seen_table.py)
     seen = SharedSeen(app, records_name, topics.RECORDS.partitions, state / "seen.sqlite")
     seen.profiles_topic = profiles_topic
+    seen.producer = worker_id(str(state.resolve())).decode()
 
     profiler = ProfilePool()  # profiling runs in a child process (streams/runtime/profile_pool.py)
 

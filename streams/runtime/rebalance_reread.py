@@ -18,13 +18,14 @@ record count its end-of-file announced and no contract was published. Two ways, 
 3. A fetch issued before the seek can still deliver records of the old position after it (seen: offset 6,673
    right after the seek to 0). Faust then dropped 0..6,672 when they came, as below its last read offset: read
    by nobody, committed. (Let through, they came out of order and the contract agent, whose re-delivery check
-   assumes a partition's offsets grow, dropped the next deltas of those partitions as re-delivered.)
+   assumes a partition's offsets grow, dropped the next deltas of those partitions as re-delivered; dropped
+   without seeking again, the records of such a fetch that did come from the new position were lost.)
 
 So: an acknowledgement counts only for a message fetched in the consumer generation that is current and not being
 revoked (``install`` records the generation each rebalance starts from), and after the seek to the committed
 offsets, every partition without a committed offset (other than tables' changelogs, which recovery positions) is
 sought to its earliest offset, as ``auto_offset_reset=earliest`` says; the records of a fetch that overlapped a
-seek are dropped (the seek's position reads them again, in order), and no other fetched message is dropped as
+seek are dropped and their partition sought again to the seek's position (read again from there, in order), and no other fetched message is dropped as
 read before (a message read twice is harmless here, one never read is not). Whatever a rebalance overtook is read again;
 profiling drops re-reads through the seen-index and writes are idempotent.
 """
@@ -35,6 +36,8 @@ from typing import Any
 
 from faust.transport.consumer import Consumer, ensure_TP
 
+SOUGHT = "_esc_sought"
+"""Consumer attribute: where the last seek put each partition (its committed offset, else its earliest)."""
 SEEKS = "_esc_seeks"
 """Consumer attribute: seeks begun and ended (a fetch that saw it change may hold records of the old position)."""
 REVOKING = "_esc_revoking_generation"
@@ -105,7 +108,8 @@ def _patch_seek() -> None:
         committed = await self.seek_to_committed()
         self._read_offset.update({tp: off if off is not None and off >= 0 else None for tp, off in committed.items()})
         self._committed_offset.update({ensure_TP(tp): off or None for tp, off in committed.items() if off is not None})
-        await seek_uncommitted(self, dict(committed))
+        fresh = await seek_uncommitted(self, dict(committed))
+        setattr(self, SOUGHT, {**{tp: off for tp, off in committed.items() if off}, **fresh})
         setattr(self, SEEKS, getattr(self, SEEKS, 0) + 1)
 
     perform_seek._esc_reread = True  # type: ignore[attr-defined]
@@ -122,11 +126,18 @@ def keep(consumer: Any, tp: Any, offset: int) -> None:
 
 
 async def in_order(consumer: Any, fetched: Any) -> Any:
-    """The (partition, message) pairs of one fetch, less the records of a fetch that overlapped a seek (they are
-    read again from the seek's position), each let past faust's already-read check (``keep``)."""
+    """The (partition, message) pairs of one fetch, less the records of a fetch that overlapped a seek: whether
+    they came from the old position or the new one cannot be told, so they are dropped and their partition is
+    sought again to where the seek put it (read again from there, in order). Each message is let past faust's
+    already-read check (``keep``)."""
     seeks = getattr(consumer, SEEKS, 0)
+    again: set[Any] = set()
     async for tp, message in fetched:
         if getattr(consumer, SEEKS, 0) != seeks and not consumer._is_changelog_tp(tp):
+            at = getattr(consumer, SOUGHT, {}).get(tp)
+            if at is not None and tp not in again:
+                again.add(tp)
+                await consumer.seek(tp, at)
             continue
         keep(consumer, tp, message.offset)
         yield tp, message

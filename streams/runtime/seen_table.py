@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,6 +69,8 @@ class SharedSeen:
         self.send_lock = asyncio.Lock()
         self.generation = 0  # revocations seen so far
         self.profiles_topic: Any = None
+        self.producer = "worker"  # this worker's id in the batch marks (see _sequence)
+        self._last_sequence = 0
         self.table.on_recover(self._recovered)
         app.on_partitions_revoked.connect(cast(Any, self._revoked))  # mode types receivers narrowly
 
@@ -163,8 +166,9 @@ class SharedSeen:
         marks += [(p, k, h) for (p, _, _), (k, h), new in zip(live, observed, flags, strict=True) if new]
         head = min(first)
         name = self.records_topic
-        deltas = await profile(fresh, f"{name}/{head}", first[head], last[head],
-                               {f"{name}/{p}": off for p, off in last.items() if p != head})  # fmt: skip
+        also = {f"{name}/{p}": off for p, off in last.items() if p != head}
+        also[f"{name}@{self.producer}"] = self._sequence()  # this batch's own mark (see _sequence)
+        deltas = await profile(fresh, f"{name}/{head}", first[head], last[head], also)
         staged = [(d.source.encode(), profile_update(d)) for d in deltas]
         for _, k, h in marks:  # this worker's next batch sees them at once; other workers through the changelog
             if h is None:
@@ -173,6 +177,19 @@ class SharedSeen:
                 data[k] = h
         await asyncio.to_thread(self.outbox.stage, (), staged, marks)
         await self.send_staged()
+
+    def _sequence(self) -> int:
+        """A mark that grows with every batch this worker profiles, across restarts (nanoseconds, never repeated).
+
+        The contract agent drops a delta as re-delivered when every mark it carries was applied already. Marks of
+        records offsets alone cannot tell: after a rebalance a partition is read again from its committed offset,
+        and records below the highest offset applied can still be new (the previous owner's batch was cut, or
+        a fetch delivered a record of the old position first); only the seen-index knows, and a delta holds only
+        records it did not know. So each batch also carries this worker's own sequence: a delta sent again (a
+        restart re-sends what it staged, the profiles topic re-delivers after the agent moved) carries the same
+        one and is dropped; a new batch never is."""
+        self._last_sequence = max(time.time_ns(), self._last_sequence + 1)
+        return self._last_sequence
 
     async def send_staged(self) -> None:
         """Send every staged profile update, then every staged mark, oldest first; drop them from the stage once

@@ -150,6 +150,10 @@ class Seeker:
     async def earliest_offsets(self, *tps: TP) -> dict[TP, int]:
         return {tp: 0 for tp in tps}
 
+    async def seek(self, tp: TP, offset: int) -> None:  # faust's Consumer.seek
+        self.position[tp] = offset
+        self._read_offset[tp] = offset or None
+
     async def seek_wait(self, to: dict[TP, int]) -> None:
         for tp, off in to.items():
             self.position[tp] = off
@@ -206,12 +210,15 @@ def test_no_message_is_dropped_as_read_before() -> None:
 
 
 def test_records_of_a_fetch_that_overlapped_a_seek_are_read_again_from_the_seek() -> None:
-    c = Seeker({P2: None, CHANGELOG: None}, {P2: 7600, CHANGELOG: 55})
+    c = Seeker({P2: None, P3: 8, CHANGELOG: None}, {P2: 7600, P3: 40, CHANGELOG: 55})
 
     async def fetch() -> Any:  # a fetch issued before the seek, returning while it happens
         yield P2, SimpleNamespace(offset=7600)
         await Consumer.perform_seek(c)  # type: ignore[arg-type]
-        yield P2, SimpleNamespace(offset=7601)
+        yield P2, SimpleNamespace(offset=7601)  # old position or new: cannot be told
+        c.position[P3] = 10  # (the consumer moved on as it fetched 8 and 9)
+        yield P3, SimpleNamespace(offset=8)
+        yield P3, SimpleNamespace(offset=9)
         yield CHANGELOG, SimpleNamespace(offset=56)  # changelogs are recovery's: never dropped here
 
     async def run() -> list[tuple[TP, int]]:
@@ -219,4 +226,4 @@ def test_records_of_a_fetch_that_overlapped_a_seek_are_read_again_from_the_seek(
         return [(tp, m.offset) async for tp, m in rebalance_reread.in_order(c, fetch())]
 
     assert asyncio.run(run()) == [(P2, 7600), (CHANGELOG, 56)]
-    assert c.position[P2] == 0  # 7601 comes again, after 0..7600
+    assert c.position[P2] == 0 and c.position[P3] == 8  # sought again where the seek put them: read again in order
