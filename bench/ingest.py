@@ -215,6 +215,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--worker-profile", default="", help="run the worker under cProfile, write the stats here "
                     "(diagnosis only: it slows the worker down)")
     ap.add_argument("--diff-trials", type=int, default=20, help="schema-diff latency trials (0: skip)")
+    ap.add_argument("--workers", type=int, default=1, help="N > 1: the load with one worker and with N (bench/_workers.py)")
     return ap.parse_args(argv)
 
 
@@ -223,6 +224,13 @@ def main() -> None:
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
+
+    if args.workers > 1:
+        from bench._workers import report_workers, run_workers
+
+        w = run_workers(args, say)
+        print(json.dumps(w, indent=2, default=str)) if args.json else report_workers(w)
+        return
 
     r = run(args, say)
     if args.json:
