@@ -14,6 +14,13 @@ from esc.contract.model import Contract
 from esc.contract.profile import SourceProfile
 
 
+@pytest.fixture(autouse=True)
+def fresh_label_caps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The label caps are process-wide: tests run before these may have used up the source and field labels."""
+    monkeypatch.setattr(metrics, "_sources", set())
+    monkeypatch.setattr(metrics, "_fields", set())
+
+
 def prof(n: int, mean: float, null_share: float, seed: int) -> SourceProfile:
     rnd = random.Random(seed)
     return SourceProfile.of_rows(
