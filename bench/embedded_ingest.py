@@ -120,7 +120,12 @@ def child(sf: str, profile: str) -> dict[str, Any]:
         records = sum(row_counts(folder).values())
         import esc
 
+        import resource
+
+        structured = getattr(summary, "structured_seconds", None)  # absent before the columnar path
         return {"esc": str(Path(esc.__file__).resolve().parent.parent), "seconds": round(seconds, 2), "records": records, "records_per_s": round(records / seconds),
+                "structured_seconds": structured, "columnar_files": getattr(summary, "columnar_files", 0),
+                "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "written": summary.written + summary.backfilled, "contract_version": summary.contract_version,
                 "dead": summary.dead, "graph": graph_counts(root / "state")}  # fmt: skip
     finally:
@@ -170,6 +175,11 @@ def show(name: str, r: dict[str, Any], limit: dict[str, Any], rate: dict[str, An
     print(f"{name:24s} ({r['esc']})")
     print(f"{'':24s} {r['seconds']:8.2f} s  {r['records_per_s']:7d} rec/s  v{r['contract_version']}  "
           f"written {r['written']}/{r['records']}  dead {r['dead']}  ({ratio:.3f}x of DuckDB's own load)")  # fmt: skip
+    st = r.get("structured_seconds")
+    if st:
+        print(f"{'':24s} structured records written at {st:.2f} s: {round(r['records'] / st):7d} rec/s to structured "
+              f"completion; {r['records_per_s']} rec/s with vectors caught up; {r['columnar_files']} files columnar")
+    print(f"{'':24s} peak RSS {r.get('rss_mb', '?')} MB")
     g = r.get("graph") or {}
     if g:
         print(f"{'':24s} nodes {sum(g['nodes'].values())} {g['nodes']}  stubs {g['stubs']}  source_records "
