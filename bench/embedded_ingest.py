@@ -118,9 +118,9 @@ def child(sf: str, profile: str) -> dict[str, Any]:
             prof.disable()
             prof.dump_stats(profile)
         records = sum(row_counts(folder).values())
-        import esc
-
         import resource
+
+        import esc
 
         structured = getattr(summary, "structured_seconds", None)  # absent before the columnar path
         return {"esc": str(Path(esc.__file__).resolve().parent.parent), "seconds": round(seconds, 2), "records": records, "records_per_s": round(records / seconds),

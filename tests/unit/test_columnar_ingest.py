@@ -59,7 +59,7 @@ def _graph(state: Path) -> dict[str, Any]:
             "derived": q("SELECT count(*), hash(list(eid || sid ORDER BY eid, sid)) FROM derived_from"),
             "chunks": q("SELECT count(*) FROM chunks"),
             "sample": q("SELECT eid, label, key_json, props::VARCHAR, contract_version, stub FROM entities "
-                        "ORDER BY eid LIMIT 200"),  # fmt: skip
+                        "ORDER BY eid LIMIT 200"),
             "props": q("SELECT hash(list(props::VARCHAR ORDER BY eid)) FROM entities"),
         }
     finally:
