@@ -70,6 +70,17 @@ class Held:
     event_time: str
 
 
+def _payload_fragments(name: str, col: list[str | None]) -> list[str]:
+    memo: dict[str | None, str] = {}
+    out = []
+    for v in col:
+        frag = memo.get(v)
+        if frag is None:
+            frag = memo[v] = json.dumps({name: v}, ensure_ascii=False)[1:-1]
+        out.append(frag)
+    return out
+
+
 def columnar_lane(runtime: InProcessRuntime) -> ColumnarLane | None:
     """A lane for one ingest when the runtime has it on (``InProcessRuntime.columnar``, ``ESC_COLUMNAR``) and its
     graph store is the embedded one; its watcher then offers each file to it first."""
@@ -117,12 +128,16 @@ class ColumnarLane:
         names = table.schema.names
         cols = [table.column(c).to_pylist() for c in names]
         log_ = self.rt.log
-        head = {"source": sf.source, "format": sf.format, "file_hash": digest}
+        # the envelopes the record path would log, from one JSON fragment per (column, distinct cell)
+        frags = [_payload_fragments(c, col) for c, col in zip(names, cols, strict=True)]
+        head = '{"source": ' + json.dumps(sf.source, ensure_ascii=False) + ', "record_id": '
+        mid = ', "event_time": "' + now + '", "format": ' + json.dumps(sf.format) + ', "location": {"file": '
+        mid += json.dumps(sf.rel, ensure_ascii=False) + ', "row": '
+        tail = ', "parent": null, "file_hash": ' + json.dumps(digest) + ', "deleted": false}'
         for i in range(n):
-            env = {"source": sf.source, "record_id": ids[i], "payload": dict(zip(names, (c[i] for c in cols), strict=True)),
-                   "event_time": now, "format": sf.format, "location": {"file": sf.rel, "row": i + 1, "line": i + 2},
-                   "parent": None, "file_hash": head["file_hash"], "deleted": False}  # fmt: skip
-            log_.append(record_key(sf.source, ids[i]).encode("utf-8"), json.dumps(env, ensure_ascii=False).encode("utf-8"))
+            env = (head + json.dumps(ids[i], ensure_ascii=False) + ', "payload": {' + ", ".join([f[i] for f in frags])
+                   + "}" + mid + str(i + 1) + ', "line": ' + str(i + 2) + "}" + tail)  # fmt: skip
+            log_.append(record_key(sf.source, ids[i]).encode("utf-8"), env.encode("utf-8"))
         key = f"columnar\x1f{sf.rel}".encode()
         fresh, observed = self.rt.seen.check([(key, digest.encode())])
         if fresh[0]:  # a re-delivery of a version already profiled (a crash before the manifest) counts once

@@ -10,6 +10,7 @@ them through the record path, which dead-letters them with its own reasons.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -70,9 +71,15 @@ def plan_rows(
     attrs = [(a, _coerced(raw.get(a, none), t, False)) for a, t in sp.attributes]
     key_cols = [(k, _coerced(raw.get(k, none), t, True)) for k, t in sp.key]
     fks = [(fk, [(to, _coerced(raw.get(frm, none), t, True)) for frm, to, t in fk.pairs]) for fk in sp.fks]
+    # Properties as JSON from one fragment per (attribute, distinct value), when the key adds nothing the
+    # attributes do not hold already (what _dumps(_finite({**to_properties(props), **to_properties(key)})) gives).
+    keyed = {k for k, _ in sp.key}
+    fast_props = not sp.fold_key and bool(sp.key) and keyed <= {a for a, _ in sp.attributes}
+    frags = [_fragments(a, col) for a, col in attrs] if fast_props else []
+    fk_memo: list[dict[tuple[Any, ...], tuple[int, str, str]]] = [{} for _ in fks]
     bad: list[int] = []
     index: dict[int, int] = {}  # eid -> position in rows (the same entity twice: later values win)
-    props_of: list[dict[str, Any]] = []
+    props_of: list[dict[str, Any] | None] = []
     first = len(rows.eid)
     for i in range(n):
         if sp.key:
@@ -92,17 +99,23 @@ def plan_rows(
             key = {RECORD_KEY: ids[i]}
         eid, kj, _ = endpoints.get(sp.label, key)
         props = {a: col[i] for a, col in attrs if col[i] is not None}
-        merged = _finite({**to_properties(props), **to_properties(key)})
         at = index.get(eid)
         if at is None:
             index[eid] = len(rows.eid)
             rows.eid.append(eid)
             rows.label.append(sp.label)
             rows.key_json.append(kj)
-            props_of.append(merged)
-            rows.props.append("")
-        else:
-            props_of[at - first] = {**props_of[at - first], **merged}
+            if fast_props:
+                props_of.append(None)
+                rows.props.append("{" + ",".join([f[i] for f in frags if f[i]]) + "}")
+            else:
+                props_of.append(_finite({**to_properties(props), **to_properties(key)}))
+                rows.props.append("")
+        else:  # the same entity twice: later values win, as sequential upserts would leave it
+            before = props_of[at - first]
+            if before is None:
+                before = json.loads(rows.props[at])
+            props_of[at - first] = {**before, **_finite({**to_properties(props), **to_properties(key)})}
         sid = f"{source}\x1f{ids[i]}"
         rows.sid.append(sid)
         rows.source.append(source)
@@ -117,21 +130,42 @@ def plan_rows(
                          file_hash=file_hash)  # fmt: skip
             entities.append(build(EntityWrite, label=sp.label, key=key, properties=props, provenance=prov,
                                   contract_version=version))  # fmt: skip
-        for fk, pairs in fks:
-            to_key: dict[str, Any] = {}
-            for name, col in pairs:
-                v = col[i]
-                if v is None or v is _BAD:
-                    to_key = {}
-                    break
-                to_key[name] = v
-            if not to_key:
-                continue
-            if fk.fold:
-                to_key = fold_key(to_key)
-            dst, dkj, dprops = endpoints.get(fk.to_label, to_key)
+        for j, (fk, pairs) in enumerate(fks):
+            values = tuple([col[i] for _, col in pairs])
+            hit = fk_memo[j].get(values)
+            if hit is None:
+                if any(v is None or v is _BAD for v in values):
+                    continue  # a null (or unreadable) foreign key value: no edge
+                to_key = {name: v for (name, _), v in zip(pairs, values, strict=True)}
+                if fk.fold:
+                    to_key = fold_key(to_key)
+                hit = fk_memo[j][values] = endpoints.get(fk.to_label, to_key)
+            dst, dkj, dprops = hit
             rows.edges[(fk.rel, eid, dst)] = version
             rows.stubs[dst] = (fk.to_label, dkj, dprops)
-    for j, props in enumerate(props_of):
-        rows.props[first + j] = _dumps(props)
+    for j, merged in enumerate(props_of):
+        if merged is not None:
+            rows.props[first + j] = _dumps(merged)
     return bad
+
+
+def _fragments(name: str, col: list[Any]) -> list[str]:
+    """``"name":value`` as ``_dumps`` writes it inside an object, per row ("" where the property is absent)."""
+    memo: dict[tuple[type, Any], str] = {}
+    out: list[str] = []
+    for v in col:
+        if v is None:
+            out.append("")
+            continue
+        try:
+            k = (type(v), v)
+            frag = memo.get(k)
+        except TypeError:  # unhashable (a JSON value kept as it was)
+            k, frag = None, None
+        if frag is None:
+            prop = _finite(to_properties({name: v}))
+            frag = _dumps(prop)[1:-1] if prop else ""
+            if k is not None:
+                memo[k] = frag
+        out.append(frag)
+    return out
