@@ -9,7 +9,9 @@ same files (the limit: the store itself reading the CSVs into tables).
 Each measurement runs in a new process importing ESC from its checkout (``--baseline REF``: a temporary
 ``git worktree``, as ``bench/many_sources.py`` does) and ingests into a new state folder with the embedder
 ``ESC_EMBEDDER`` names (default: the one ESC would use). It prints records/s end to end (reading, profiling,
-contract, planning, graph and vector writes, grounding), the graph it left (nodes per label, SourceRecords,
+contract, planning, graph and vector writes, grounding) and, where the checkout has the columnar path, records/s
+to structured completion (every entity, edge and source record written, before the vector lane starts), the
+vector lane's vectors/s beside the embedder's own texts/s, and the child process's peak RSS; the graph it left (nodes per label, SourceRecords,
 DERIVED_FROM and other edges, chunks) so two checkouts can be compared for the same graph, and DuckDB's
 ``read_csv`` of the same files into tables in the same run.
 """
@@ -125,6 +127,7 @@ def child(sf: str, profile: str) -> dict[str, Any]:
         structured = getattr(summary, "structured_seconds", None)  # absent before the columnar path
         return {"esc": str(Path(esc.__file__).resolve().parent.parent), "seconds": round(seconds, 2), "records": records, "records_per_s": round(records / seconds),
                 "structured_seconds": structured, "columnar_files": getattr(summary, "columnar_files", 0),
+                "vector_chunks": getattr(summary, "vector_chunks", 0), "vector_seconds": getattr(summary, "vector_seconds", 0.0),
                 "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "written": summary.written + summary.backfilled, "contract_version": summary.contract_version,
                 "dead": summary.dead, "graph": graph_counts(root / "state")}  # fmt: skip
@@ -179,6 +182,11 @@ def show(name: str, r: dict[str, Any], limit: dict[str, Any], rate: dict[str, An
     if st:
         print(f"{'':24s} structured records written at {st:.2f} s: {round(r['records'] / st):7d} rec/s to structured "
               f"completion; {r['records_per_s']} rec/s with vectors caught up; {r['columnar_files']} files columnar")
+    if r.get("vector_seconds"):
+        vps = r["vector_chunks"] / r["vector_seconds"]
+        print(f"{'':24s} vector lane: {r['vector_chunks']} chunks in {r['vector_seconds']:.2f} s after the structured rows "
+              f"(chunking, embedding, storing): {vps:.0f} vectors/s, {vps / rate['texts_per_s']:.2f}x of the "
+              f"embedder's own {rate['texts_per_s']} texts/s")  # fmt: skip
     print(f"{'':24s} peak RSS {r.get('rss_mb', '?')} MB")
     g = r.get("graph") or {}
     if g:

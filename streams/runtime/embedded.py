@@ -41,7 +41,6 @@ def open_runtime(
         contract_id=settings.app_id,
         bus=bus or InProcessBus(settings.topic_prefix),
         settle=settle,
-        columnar=settings.columnar,
     )
 
     def close() -> None:

@@ -35,7 +35,7 @@ import pyarrow as pa
 from esc.agents import metrics
 from esc.agents.chunk_graph import chunk_store
 from esc.agents.columnar_profile import profile_table
-from esc.agents.extractors import _texts, compile_source, covers, provenance
+from esc.agents.extractors import SourcePlan, _entity_key, _texts, compile_source, covers, provenance
 from esc.agents.llm_samples import sample_records
 from esc.agents.pipeline import profile_update
 from esc.agents.profiler import STREAM_CAPS, ProfileDelta, ProfileMeta, Watermark
@@ -46,6 +46,7 @@ from esc.agents.types import EntityWrite, TextObject
 from esc.contract.labels import record_label
 from esc.contract.model import Contract
 from esc.contract.records import Location, Record
+from esc.settings import load
 from esc.streams.events import RecordEnvelope, record_key
 from esc.streams.readers import SourceFile
 from esc.streams.readers.csv_table import read_csv_table
@@ -82,9 +83,9 @@ def _payload_fragments(name: str, col: list[str | None]) -> list[str]:
 
 
 def columnar_lane(runtime: InProcessRuntime) -> ColumnarLane | None:
-    """A lane for one ingest when the runtime has it on (``InProcessRuntime.columnar``, ``ESC_COLUMNAR``) and its
-    graph store is the embedded one; its watcher then offers each file to it first."""
-    if not runtime.columnar or runtime.watcher is None or not isinstance(runtime.worker.ingestor.graph, EmbeddedGraphStore):
+    """A lane for one ingest when ``ESC_COLUMNAR`` is on (the default) and the runtime's graph store is the embedded
+    one; its watcher then offers each file to it first."""
+    if not load().columnar or runtime.watcher is None or not isinstance(runtime.worker.ingestor.graph, EmbeddedGraphStore):
         return None
     lane = ColumnarLane(runtime)
     runtime.watcher.columnar = lane.deliver
@@ -97,6 +98,8 @@ class ColumnarLane:
         self.held: list[Held] = []
         self.declined: dict[str, str] = {}  # file -> why it went record by record
         self.files = 0
+        self.chunks = 0  # text chunks the lane embedded, and the seconds it took (chunking, embedding, storing)
+        self.vector_seconds = 0.0
 
     # ------------------------------------------------------------------------------------------- delivery
     async def deliver(self, sf: SourceFile, digest: str) -> tuple[list[str], Counter[str]] | None:
@@ -158,12 +161,26 @@ class ColumnarLane:
         return Held(sf, digest, table, ids, locations, now)
 
     # ------------------------------------------------------------------------------------------- writing
+    async def finish(self, t0: float) -> None:
+        """After the scan's end: let its sources settle, write what is held, and say when (since ``t0``)."""
+        from esc.agents.pipeline import TICK
+        from esc.streams.runtime.inprocess import PROFILES
+
+        rt = self.rt
+        if rt.watcher is not None:
+            rt.watcher.columnar = None
+        rt.bus.publish(PROFILES, b"tick", TICK)  # the scan's sources settle: the contract covers them
+        await rt.pump()
+        rt.summary.structured_seconds = round(await self.write() - t0, 3)
+        rt.summary.columnar_files = self.files
+        rt.summary.vector_chunks, rt.summary.vector_seconds = self.chunks, round(self.vector_seconds, 3)
+
     async def write(self) -> float:
         """Write every held file under the current contract (after the scan settled), texts last; returns the
         moment (``time.perf_counter``) the structured rows were written."""
         contract = self.rt.contract
         ingestor = self.rt.worker.ingestor
-        texts: list[TextObject] = []
+        chunked: list[tuple[Held, SourcePlan, set[int]]] = []
         for held in self.held:
             source = held.sf.source
             direct = (
@@ -197,18 +214,22 @@ class ColumnarLane:
                 log.info("%s: %d rows record by record (null or unreadable identity key)", held.sf.rel, len(bad))
                 await self._record_path(held, bad)
             if sp.texts or sp.long_strings:
-                texts.extend(self._texts(held, sp, contract, set(bad)))
+                chunked.append((held, sp, set(bad)))
         self.rt.worker._save()
         structured = time.perf_counter()
+        # the vector lane: chunks of every written file, embedded and stored after all structured rows
+        texts: list[TextObject] = []
+        for held, sp, skip in chunked:
+            assert contract is not None  # (only planned files are chunked)
+            texts.extend(self._texts(held, sp, contract, skip))
         if texts:
             await asyncio.to_thread(self._write_texts, texts)
+        self.chunks = len(texts)
+        self.vector_seconds = time.perf_counter() - structured
         self.held.clear()
         return structured
 
-    def _texts(self, held: Held, sp: object, contract: Contract, skip: set[int]) -> list[TextObject]:
-        from esc.agents.extractors import SourcePlan
-
-        assert isinstance(sp, SourcePlan)
+    def _texts(self, held: Held, sp: SourcePlan, contract: Contract, skip: set[int]) -> list[TextObject]:
         names = [n for n in (*sp.texts, *sp.long_strings) if n in held.table.schema.names]
         cols = {n: held.table.column(n).to_pylist() for n in names}
         keyed = {k for k, _ in sp.key}
@@ -222,8 +243,6 @@ class ColumnarLane:
                                                  format=held.sf.format, file_hash=held.digest, deleted=False,
                                                  location={"file": held.sf.rel, "row": i + 1, "line": i + 2})  # fmt: skip
             prov = provenance(env)
-            from esc.agents.extractors import _entity_key
-
             key = _entity_key(sp, env, prov)
             if isinstance(key, str):
                 continue

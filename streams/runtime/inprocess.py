@@ -102,10 +102,8 @@ class InProcessRuntime:
         collection: str | None = None,
         bus: InProcessBus | None = None,
         settle: float = 0.5,
-        columnar: bool = True,
     ) -> None:
         self.state_dir = state_dir
-        self.columnar = columnar  # one-shot ingests take CSV/TSV files as whole tables (embedded_columnar.py)
         self.dir = state_folder(state_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.contract_id = contract_id
@@ -342,7 +340,7 @@ class InProcessRuntime:
         gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if rel not in here]
         total = len(present) + len(gone)
         self.watcher.begin_scan()  # one scan: its sources settle together, in whatever order files are read
-        lane = columnar_lane(self)  # CSV files as whole tables (streams/runtime/embedded_columnar.py)
+        lane = columnar_lane(self)  # CSV files as whole tables, unless ESC_COLUMNAR=false (embedded_columnar.py)
         stable = await self.watcher.settle_all(present)
         for i, path in enumerate([*present, *gone], start=1):
             if path.exists() or path.is_symlink():
@@ -353,12 +351,7 @@ class InProcessRuntime:
             if progress is not None:
                 progress(path.relative_to(root).as_posix(), i, total)
         await self.watcher.end_scan()
-        if lane is not None:
-            self.watcher.columnar = None
-            self.bus.publish(PROFILES, b"tick", TICK)  # the scan's sources settle: the contract covers them
-            await self.pump()
-            self.summary.structured_seconds = round(await lane.write() - t0, 3)
-            self.summary.columnar_files = lane.files
+        await lane.finish(t0) if lane is not None else None  # the columnar files, once their sources settled
         await self.tick()
         await self.drain()
         await self.stop()

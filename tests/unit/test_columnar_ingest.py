@@ -26,10 +26,11 @@ PACKS = REPO / "tests" / "data" / "eval" / "relational"
 VOLATILE = {"created_at", "generated_at", "time", "updated_at", "seconds", "content_hash"}
 
 
-def _ingest(pack: str, root: Path, columnar: bool) -> tuple[Path, Any]:
+def _ingest(pack: str, root: Path, columnar: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Any]:
     drop = root / "drop"
     shutil.copytree(PACKS / pack / "drop", drop)
-    settings = load().replace(state_dir=root / "state", columnar=columnar)
+    monkeypatch.setenv("ESC_COLUMNAR", "true" if columnar else "false")
+    settings = load().replace(state_dir=root / "state")
     summary = ingest_embedded(settings, drop, HashingEmbedder())
     return root / "state", summary
 
@@ -68,9 +69,9 @@ def _graph(state: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("pack", ["chinook", "northwind", "sakila"])
-def test_columnar_path_equals_record_path(pack: str, tmp_path: Path) -> None:
-    slow_state, slow = _ingest(pack, tmp_path / "records", columnar=False)
-    fast_state, fast = _ingest(pack, tmp_path / "columnar", columnar=True)
+def test_columnar_path_equals_record_path(pack: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    slow_state, slow = _ingest(pack, tmp_path / "records", False, monkeypatch)
+    fast_state, fast = _ingest(pack, tmp_path / "columnar", True, monkeypatch)
     assert slow.columnar_files == 0
     assert fast.columnar_files > 0, "no file of the pack took the columnar path"
     assert fast.written + fast.backfilled == slow.written + slow.backfilled
