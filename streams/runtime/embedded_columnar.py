@@ -69,6 +69,7 @@ class Held:
     ids: list[str]
     locations: list[str]
     event_time: str
+    columns: dict[str, list[str | None]]  # the table's columns as Python lists (converted once)
 
 
 def _payload_fragments(name: str, col: list[str | None]) -> list[str]:
@@ -158,7 +159,7 @@ class ColumnarLane:
 
             self.rt.bus.publish(PROFILES, sf.source.encode(), profile_update(delta))
             metrics.PROFILE_UPDATES.labels(metrics.source_label(sf.source)).inc()
-        return Held(sf, digest, table, ids, locations, now)
+        return Held(sf, digest, table, ids, locations, now, dict(zip(names, cols, strict=True)))
 
     # ------------------------------------------------------------------------------------------- writing
     async def finish(self, t0: float) -> None:
@@ -200,7 +201,7 @@ class ColumnarLane:
             members: list[EntityWrite] | None = (
                 [] if er is not None and er.resolver is not None and er.resolver.spec.get(sp.label) is not None else None
             )
-            bad = plan_rows(sp, held.table, source, held.ids, held.locations, held.sf.rel, held.digest,
+            bad = plan_rows(sp, held.columns, source, held.ids, held.locations, held.sf.rel, held.digest,
                             contract.version, graph._endpoints, rows, members)  # fmt: skip
             written, _ = await asyncio.to_thread(write_bulk, graph, rows, contract.version)
             if er is not None and members:
@@ -226,14 +227,14 @@ class ColumnarLane:
             await asyncio.to_thread(self._write_texts, texts)
         self.chunks = len(texts)
         self.vector_seconds = time.perf_counter() - structured
-        self.held.clear()
+        self.held.clear()  # (the tables and their columns go now)
         return structured
 
     def _texts(self, held: Held, sp: SourcePlan, contract: Contract, skip: set[int]) -> list[TextObject]:
         names = [n for n in (*sp.texts, *sp.long_strings) if n in held.table.schema.names]
-        cols = {n: held.table.column(n).to_pylist() for n in names}
+        cols = held.columns
         keyed = {k for k, _ in sp.key}
-        key_cols = {k: held.table.column(k).to_pylist() for k in keyed if k in held.table.schema.names}
+        key_cols = {k: held.columns[k] for k in keyed if k in held.columns}
         out: list[TextObject] = []
         for i in range(held.table.num_rows):
             if i in skip or not any(cols[n][i] for n in names):
@@ -259,7 +260,7 @@ class ColumnarLane:
     async def _record_path(self, held: Held, rows: range | list[int]) -> None:
         """Rows the record path's extraction takes (its dead letters and deferrals, with its reasons)."""
         names = held.table.schema.names
-        cols = [held.table.column(c).to_pylist() for c in names]
+        cols = [held.columns[c] for c in names]
         messages = []
         for i in rows:
             env = {"source": held.sf.source, "record_id": held.ids[i],

@@ -51,7 +51,7 @@ def _coerced(values: list[Any], type_: str, strict: bool) -> list[Any]:
 
 def plan_rows(
     sp: SourcePlan,
-    table: pa.Table,
+    table: pa.Table | dict[str, list[Any]],
     source: str,
     ids: Sequence[str],
     locations: Sequence[str],
@@ -64,9 +64,10 @@ def plan_rows(
 ) -> list[int]:
     """Add the table's entities, provenance and edges to ``rows`` (and, when ``entities`` is given, each entity
     as the record path's ``EntityWrite`` for entity resolution); returns the rows the record path must take."""
-    names = set(table.schema.names)
-    raw = {c: table.column(c).to_pylist() for c in names}
-    n = table.num_rows
+    if isinstance(table, dict):  # the columns as Python lists already
+        raw, n = table, len(ids)
+    else:
+        raw, n = {c: table.column(c).to_pylist() for c in table.schema.names}, table.num_rows
     none = [None] * n
     attrs = [(a, _coerced(raw.get(a, none), t, False)) for a, t in sp.attributes]
     key_cols = [(k, _coerced(raw.get(k, none), t, True)) for k, t in sp.key]
