@@ -8,7 +8,7 @@ sure to read exactly like the record reader goes record by record, as before):
 - is appended to the records log (what a later backfill replays) with the envelopes the record path would have
   written, and its record keys go to the connector as the record path's would;
 - is profiled whole, vectorised, into the profile the record path's batches merge into
-  (``agents/columnar_profile.py``) — one profile update per file, counted once through the seen-index under the
+  (``contract/profile_table.py``) — one profile update per file, counted once through the seen-index under the
   file's name and content hash, as records are under theirs;
 - is held until the scan's contract covers its source, then planned row by row without envelopes and written in
   one bulk transaction (``agents/stores/embedded/bulk_plan.py``, ``bulk.py``). Rows whose key is null or does not
@@ -34,7 +34,6 @@ import pyarrow as pa
 
 from esc.agents import metrics
 from esc.agents.chunk_graph import chunk_store
-from esc.agents.columnar_profile import profile_table
 from esc.agents.extractors import SourcePlan, _entity_key, _texts, compile_source, covers, provenance
 from esc.agents.llm_samples import sample_records
 from esc.agents.pipeline import profile_update
@@ -45,6 +44,7 @@ from esc.agents.stores.embedded.graph import EmbeddedGraphStore
 from esc.agents.types import EntityWrite, TextObject
 from esc.contract.labels import record_label
 from esc.contract.model import Contract
+from esc.contract.profile_table import profile_table
 from esc.contract.records import Location, Record
 from esc.settings import load
 from esc.streams.events import RecordEnvelope, record_key

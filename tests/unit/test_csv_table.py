@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from esc.agents.columnar_profile import profile_table
 from esc.agents.embedding import HashingEmbedder
 from esc.agents.profiler import STREAM_CAPS
 from esc.contract.profile import SourceProfile
+from esc.contract.profile_table import profile_table
 from esc.contract.records import Record
 from esc.settings import load
 from esc.streams.readers import read, scan
