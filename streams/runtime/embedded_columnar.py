@@ -99,6 +99,7 @@ class ColumnarLane:
         self.held: list[Held] = []
         self.declined: dict[str, str] = {}  # file -> why it went record by record
         self.files = 0
+        self.records = 0
         self.chunks = 0  # text chunks the lane embedded, and the seconds it took (chunking, embedding, storing)
         self.vector_seconds = 0.0
 
@@ -120,6 +121,7 @@ class ColumnarLane:
         held = await asyncio.to_thread(self._prepare, sf, digest, got.table, now)
         self.held.append(held)
         self.files += 1
+        self.records += n
         metrics.RECORDS_PRODUCED.labels(metrics.source_label(sf.source)).inc(n)
         self.rt.summary.records += n
         return [record_key(sf.source, rid) for rid in held.ids], Counter({sf.source: n})
@@ -173,7 +175,7 @@ class ColumnarLane:
         rt.bus.publish(PROFILES, b"tick", TICK)  # the scan's sources settle: the contract covers them
         await rt.pump()
         rt.summary.structured_seconds = round(await self.write() - t0, 3)
-        rt.summary.columnar_files = self.files
+        rt.summary.columnar_files, rt.summary.columnar_records = self.files, self.records
         rt.summary.vector_chunks, rt.summary.vector_seconds = self.chunks, round(self.vector_seconds, 3)
 
     async def write(self) -> float:
