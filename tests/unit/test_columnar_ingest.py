@@ -97,3 +97,32 @@ def _logged(state: Path) -> dict[str, Any]:
             env = RecordEnvelope.model_validate_json(msg["v"]).model_dump(mode="json", exclude={"event_time"})
             out[msg["k"]] = env
     return out
+
+
+def test_an_edited_file_leaves_what_the_record_path_leaves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Edit a file between two ingests (a row changed, 25 deleted): a new version replaces the old one whole and
+    its lost records are retracted; the columnar path leaves the contract and graph the record path leaves."""
+    out = {}
+    for columnar in (False, True):
+        monkeypatch.setenv("ESC_COLUMNAR", "true" if columnar else "false")
+        root = tmp_path / str(columnar)
+        state, _ = _ingest_dir(PACKS / "chinook" / "drop", root)
+        track = root / "drop" / "Track.csv"
+        lines = track.read_text("utf-8").splitlines(keepends=True)[:-25]  # 25 tracks deleted
+        lines[5] = lines[5].replace(";", ";(edited) ", 1)  # one track renamed
+        track.write_text("".join(lines), "utf-8")
+        again = ingest_embedded(load().replace(state_dir=state), root / "drop", HashingEmbedder())
+        assert again.files == 1 and again.columnar_files == int(columnar)
+        out[columnar] = (_contract(state), _graph(state))
+    (a, ga), (b, gb) = out[True], out[False]
+    for k in sorted(b):
+        assert a[k] == b[k], f"contract {k} differs"
+    for k in gb:
+        assert ga[k] == gb[k], f"graph {k} differs"
+
+
+def _ingest_dir(src: Path, root: Path) -> tuple[Path, Any]:
+    drop = root / "drop"
+    shutil.copytree(src, drop)
+    summary = ingest_embedded(load().replace(state_dir=root / "state"), drop, HashingEmbedder())
+    return root / "state", summary
