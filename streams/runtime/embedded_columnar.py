@@ -42,10 +42,12 @@ from esc.agents.stores.embedded.bulk import BulkRows, write_bulk
 from esc.agents.stores.embedded.bulk_plan import plan_rows
 from esc.agents.stores.embedded.graph import EmbeddedGraphStore
 from esc.agents.types import EntityWrite, TextObject
+from esc.contract.entities import LONG_TEXT_CHARS
 from esc.contract.labels import record_label
 from esc.contract.model import Contract
 from esc.contract.profile_table import profile_table
 from esc.contract.records import Location, Record
+from esc.contract.semantic import is_text
 from esc.settings import load
 from esc.streams.events import RecordEnvelope, record_key
 from esc.streams.readers import SourceFile
@@ -70,6 +72,13 @@ class Held:
     locations: list[str]
     event_time: str
     columns: dict[str, list[str | None]]  # the table's columns as Python lists (converted once)
+
+
+def _worth_a_vector(name: str, value: str | None, long: set[str]) -> bool:
+    """``extractors._texts``' test of a non-document value, made before an envelope is built for its row."""
+    if not value or not value.strip():
+        return False
+    return is_text(value) or (name in long and len(value) >= LONG_TEXT_CHARS)
 
 
 def _payload_fragments(name: str, col: list[str | None]) -> list[str]:
@@ -237,10 +246,11 @@ class ColumnarLane:
         cols = held.columns
         keyed = {k for k, _ in sp.key}
         key_cols = {k: held.columns[k] for k in keyed if k in held.columns}
+        long = set(sp.long_strings)
         out: list[TextObject] = []
         for i in range(held.table.num_rows):
-            if i in skip or not any(cols[n][i] for n in names):
-                continue
+            if i in skip or not any(_worth_a_vector(n, cols[n][i], long) for n in names):
+                continue  # (what _texts would skip: no value that is text itself)
             payload = {n: cols[n][i] for n in names} | {k: c[i] for k, c in key_cols.items()}
             env = RecordEnvelope.model_construct(source=held.sf.source, record_id=held.ids[i], payload=payload,
                                                  format=held.sf.format, file_hash=held.digest, deleted=False,

@@ -59,7 +59,7 @@ def _graph(state: Path) -> dict[str, Any]:
             "edge_ids": q("SELECT hash(list(type || src || '>' || dst ORDER BY type, src, dst)) FROM edges"),
             "records": q("SELECT count(*), hash(list(sid || location || coalesce(file, '') ORDER BY sid)) FROM source_records"),
             "derived": q("SELECT count(*), hash(list(eid || sid ORDER BY eid, sid)) FROM derived_from"),
-            "chunks": q("SELECT count(*) FROM chunks"),
+            "chunks": q("SELECT count(*), hash(list(id || text || entity_key || location ORDER BY id)) FROM chunks"),
             "sample": q("SELECT eid, label, key_json, props::VARCHAR, contract_version, stub FROM entities "
                         "ORDER BY eid LIMIT 200"),
             "props": q("SELECT hash(list(props::VARCHAR ORDER BY eid)) FROM entities"),
