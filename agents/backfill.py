@@ -7,7 +7,8 @@ A contract version can change what an already-written record should have produce
   retracted before the replay, and its nesting children replayed so their parent edges use the new key);
 * a new **foreign key** / FK relationship (the referencing side gains edges);
 * a new **nesting** edge or relationship (the child side gains the edge to its parent);
-* an entity turning **descriptive** (its text is vectorised now).
+* an entity turning **descriptive** (its text is vectorised now);
+* a further **entity type** over a source that has one (``agents.type_nodes``: its nodes come from the same records).
 
 :func:`sources_to_replay` answers "which ingested sources" for one diff; :func:`plan_replay` adds the sources
 whose deferred records the contract now covers (``agents.extractors.covers``) and orders the work.
@@ -101,6 +102,10 @@ def _touched(item: DiffItem, contract: Contract) -> tuple[set[str], set[str]]:
         src = _entity_source(contract, item.target)
         if src is not None:
             replay.add(src)
+    elif item.kind == "entity" and isinstance(d.get("source"), str):
+        primary = contract.entity_for_source(d["source"])
+        if primary is not None and primary.name != item.target:  # a further type over a written source
+            replay.add(d["source"])  # (agents/type_nodes.py)
     return replay, rekey
 
 

@@ -187,6 +187,18 @@ class ExtractionWorker:
             return plan
         return None
 
+    def adopt_log_deferred(self, sources: set[str]) -> set[str]:
+        """Sources whose records another worker deferred (and committed) in partitions this worker took over: in
+        the log only. They are replayed from it once covered (now, for those the contract covers already).
+        Returns the sources queued now."""
+        self.log_deferred |= sources
+        self.log_only |= sources
+        self._save()
+        covered = {s for s in sources if self.contract is not None and covers(self.contract, s)}
+        if self.contract is not None and covered:
+            self._enqueue(ReplayPlan(version=self.contract.version, replay=covered))
+        return covered
+
     def _enqueue(self, plan: ReplayPlan) -> None:
         self._queued |= plan.rekey | plan.replay | plan.ready
         self._queue.put_nowait(plan)

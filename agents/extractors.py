@@ -31,20 +31,20 @@ import numpy as np
 
 from esc.agents.chunking import chunk_for_embedding
 from esc.agents.coerce import CoercionError, coerce, coerce_lenient
+from esc.agents.extract_compiled import PENDING as PENDING  # re-exported: the marker and coverage live there
+from esc.agents.extract_compiled import SourcePlan, compiled
+from esc.agents.extract_compiled import covers as covers
 from esc.agents.stores.weaviate_ids import object_id
+from esc.agents.type_nodes import plan_types
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject, build
 from esc.contract.entities import LONG_TEXT_CHARS
-from esc.contract.fk_match import fold_key, folded_entities
-from esc.contract.model import Contract, EntityType, Relationship, SourceSpec
+from esc.contract.fk_match import fold_key
+from esc.contract.model import Contract
 from esc.contract.records import Location
 from esc.contract.semantic import is_text
 from esc.streams.events import DeadLetter, RecordEnvelope
 
 RECORD_KEY = "_record_id"
-DOCUMENT_FORMATS = frozenset({"text", "markdown", "pdf"})
-PENDING = "pending"
-"""``key_evidence`` marker the contract agent sets on a source whose key and links are not settled yet."""
-MAX_CACHED = 8
 
 
 @dataclass(frozen=True)
@@ -66,181 +66,6 @@ class Plan:
     file_retractions: list[FileRef] = field(default_factory=list)
     keys: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)  # (label, key props) written to
     sources: set[str] = field(default_factory=set)  # sources with at least one entity planned
-
-
-# ------------------------------------------------------------------------------------------------ coverage
-
-
-def is_pending(src: SourceSpec | None) -> bool:
-    return src is not None and not src.identity_key and bool(src.key_evidence.get(PENDING))
-
-
-def covers(contract: Contract, source: str) -> bool:
-    """True when ``contract`` knows how to write ``source``: it has an entity type whose key is decided (proven,
-    or settled as keyless), and the nesting parent (if any) is covered too."""
-    seen: set[str] = set()
-    while source not in seen:
-        seen.add(source)
-        src = contract.sources.get(source)
-        entity = contract.entity_for_source(source)
-        if src is None or entity is None or is_pending(src):
-            return False
-        if src.parent is None:
-            return True
-        source = src.parent
-    return True
-
-
-# ------------------------------------------------------------------------------------------ compiled form
-
-Typed = tuple[str, str]  # (field name, physical type)
-
-
-@dataclass(frozen=True)
-class FkEdge:
-    rel: str
-    to_label: str
-    pairs: tuple[tuple[str, str, str], ...]  # (from field, to field, to type), in the target key's order
-    fold: bool = False  # the target's keys join case-folded (esc.contract.fk_match)
-
-
-@dataclass(frozen=True)
-class NestEdge:
-    rel: str
-    parent_label: str
-    parent_key: tuple[Typed, ...]  # empty: the parent is keyed by its record id
-    via_fields: tuple[tuple[str, str], ...]  # (child field, parent key field) for children without a link
-
-
-@dataclass(frozen=True)
-class SourcePlan:
-    label: str
-    key: tuple[Typed, ...]  # empty: keyed by record id
-    attributes: tuple[Typed, ...]
-    fks: tuple[FkEdge, ...]
-    nesting: tuple[NestEdge, ...]
-    texts: tuple[str, ...]  # text fields to chunk
-    long_strings: tuple[str, ...]  # free_text strings chunked only when long
-    document: bool = False  # a text/markdown/PDF source: its text is always chunked
-    fold_key: bool = False  # a case-folded foreign key references this entity: its key values are folded
-
-
-def _names(contract: Contract, fids: Sequence[str]) -> list[tuple[str, str, str]] | None:
-    """(source, field name, type) of field ids, or None when one is unknown."""
-    out: list[tuple[str, str, str]] = []
-    for fid in fids:
-        hit = contract.field_by_id(fid)
-        if hit is None:
-            return None
-        out.append((hit[0], hit[1].name, hit[1].type))
-    return out
-
-
-def _key_of(contract: Contract, entity: EntityType) -> tuple[Typed, ...]:
-    named = _names(contract, entity.key) or []
-    return tuple((n, t) for _, n, t in named)
-
-
-def _fk_edge(
-    contract: Contract, rel: Relationship, labels: dict[str, EntityType], folded: frozenset[str] = frozenset()
-) -> FkEdge | None:
-    target = labels.get(rel.to_entity)
-    src, dst = _names(contract, rel.from_fields), _names(contract, rel.to_fields)
-    if target is None or not src or not dst or len(src) != len(dst):
-        return None
-    target_key = _key_of(contract, target)
-    by_to = {d[1]: (s[1], d[2]) for s, d in zip(src, dst, strict=True)}
-    if not target_key or {n for n, _ in target_key} != set(by_to):
-        return None  # references something other than the target's identity key: cannot MERGE one node
-    pairs = tuple((by_to[n][0], n, t) for n, t in target_key)
-    return FkEdge(rel.name, target.name, pairs, target.name in folded)
-
-
-def _nest_edge(contract: Contract, rel: Relationship, labels: dict[str, EntityType]) -> NestEdge | None:
-    parent = labels.get(rel.from_entity)
-    if parent is None:
-        return None
-    parent_key = _key_of(contract, parent)
-    via: tuple[tuple[str, str], ...] = ()
-    pf, cf = _names(contract, rel.from_fields), _names(contract, rel.to_fields)
-    if pf and cf and len(pf) == len(cf) and parent_key and {p[1] for p in pf} == {n for n, _ in parent_key}:
-        via = tuple((c[1], p[1]) for p, c in zip(pf, cf, strict=True))
-    return NestEdge(rel.name, parent.name, parent_key, via)
-
-
-def compile_source(contract: Contract, source: str) -> SourcePlan | None:
-    entity = contract.entity_for_source(source)
-    src = contract.sources.get(source)
-    if entity is None or src is None:
-        return None
-    labels = {e.name: e for e in contract.entities}
-    folded = folded_entities(contract)
-    fks: list[FkEdge] = []
-    nesting: list[NestEdge] = []
-    for rel in contract.relationships:
-        if rel.kind == "foreign_key" and rel.from_entity == entity.name:
-            fk = _fk_edge(contract, rel, labels, folded)
-            if fk is not None:
-                fks.append(fk)
-        elif rel.kind == "nesting" and rel.to_entity == entity.name:
-            nest = _nest_edge(contract, rel, labels)
-            if nest is not None:
-                nesting.append(nest)
-    texts: list[str] = []
-    long_strings: list[str] = []
-    for a in entity.attributes:
-        if a.type == "text" or (src.format in DOCUMENT_FORMATS and a.name == "text"):
-            texts.append(a.name)
-        elif a.type == "string" and a.semantic == "free_text":
-            long_strings.append(a.name)
-    return SourcePlan(
-        label=entity.name,
-        key=_key_of(contract, entity),
-        attributes=tuple((a.name, a.type) for a in entity.attributes),
-        fks=tuple(fks),
-        nesting=tuple(nesting),
-        texts=tuple(texts),
-        long_strings=tuple(long_strings),
-        document=src.format in DOCUMENT_FORMATS,
-        fold_key=entity.name in folded,
-    )
-
-
-class Compiled:
-    """Per-source plans of one contract version (compiled once, reused for every batch)."""
-
-    def __init__(self, contract: Contract) -> None:
-        self.contract = contract
-        self.version = contract.version
-        self._plans: dict[str, SourcePlan | None] = {}
-        self._covers: dict[str, bool] = {}
-
-    def covers(self, source: str) -> bool:
-        hit = self._covers.get(source)
-        if hit is None:
-            hit = self._covers[source] = covers(self.contract, source)
-        return hit
-
-    def plan_for(self, source: str) -> SourcePlan | None:
-        if source not in self._plans:
-            self._plans[source] = compile_source(self.contract, source)
-        return self._plans[source]
-
-
-_cache: dict[tuple[str, int, str, frozenset[str]], Compiled] = {}
-
-
-def compiled(contract: Contract) -> Compiled:
-    pending = frozenset(s for s, src in contract.sources.items() if is_pending(src))
-    sig = (contract.contract_id, contract.version, contract.content_hash, pending)
-    hit = _cache.get(sig)
-    if hit is None or not contract.content_hash:
-        hit = Compiled(contract)
-        if contract.content_hash:
-            if len(_cache) >= MAX_CACHED:
-                _cache.pop(next(iter(_cache)))
-            _cache[sig] = hit
-    return hit
 
 
 # ------------------------------------------------------------------------------------------------ planning
@@ -362,7 +187,9 @@ def _texts(
             continue
         # A field is typed text once any value was long, but only values that are text themselves (long or
         # multi-sentence, the rule that typed the field) are worth a vector; short names stay graph-only.
-        if not sp.document and not (is_text(value) or (name in sp.long_strings and len(value) >= LONG_TEXT_CHARS)):
+        if not sp.document and not (
+            is_text(value) or (name in sp.long_strings and len(value) >= LONG_TEXT_CHARS)
+        ):
             continue
         if entity_key is None:
             entity_key = json.dumps(key, sort_keys=True, default=str)
@@ -409,22 +236,18 @@ def plan(envelopes: Iterable[RecordEnvelope], contract: Contract) -> Plan:
         if isinstance(key, str):
             out.dead.append(_dead(env, key, prov))
             continue
-        props = {}
-        for name, type_ in sp.attributes:
-            v = env.payload.get(name)
-            if v is not None:
-                props[name] = coerce_lenient(v, type_)
-        out.entities.append(
-            build(
-                EntityWrite,
-                label=sp.label, key=key, properties=props, provenance=prov, contract_version=version
-            )
-        )
+        props = {
+            n: coerce_lenient(env.payload[n], t) for n, t in sp.attributes if env.payload.get(n) is not None
+        }
+        out.entities.append(build(EntityWrite, label=sp.label, key=key, properties=props, provenance=prov,
+                                  contract_version=version))  # fmt: skip
         out.keys.add((sp.label, tuple(key)))
         out.sources.add(env.source)
         out.edges.extend(_fk_edges(sp, env, key, version))
         out.edges.extend(_nest_edges(sp, env, key, version))
         out.texts.extend(_texts(sp, env, key, prov, version))
+        if sp.types:
+            plan_types(out, sp.types, env, prov, version)
     return out
 
 

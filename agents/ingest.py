@@ -225,9 +225,9 @@ class Ingestor:
 
     # ---------------------------------------------------------------------------------------------- writing
     def _write(self, p: Plan, result: IngestResult) -> None:
-        for label, props in sorted(p.keys - self._keys):
-            self.graph.ensure_entity_key(label, list(props))
-            self._keys.add((label, props))
+        missing = sorted(p.keys - self._keys)
+        self.graph.ensure_entity_keys([(label, list(props)) for label, props in missing])  # a store may batch them
+        self._keys.update(missing)
         if p.entities:
             t0 = time.perf_counter()
             result.written, result.edges = self.graph.upsert(p.entities, p.edges)

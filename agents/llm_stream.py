@@ -15,7 +15,10 @@ on every batch of profile updates and every tick:
 3. when a step has no structural change of its own (so one step writes at most one version), the finished jobs'
    proposals are applied to the *current* contract through ``contract.proposals.apply_proposal`` (field ids
    outside the catalog are dropped and counted, items left without a valid field rejected), evolved into one new
-   version (``contract.evolve``) and kept only when ``check_monotonic`` finds nothing taken away.
+   version (``contract.evolve``) and kept only when ``check_monotonic`` finds nothing taken away. A proposed type
+   over a source that already has one gets a foreign key from that type (``contract.type_links``); its nodes are
+   written from the source's records, those already written included (``agents.type_nodes``, replayed by the
+   backfill like a late foreign key).
 
 Ingestion never waits: a step only moves data between queues; the calls run on the worker thread. Every call and
 its outcome, every job and every field reference is counted (``agents.llm_metrics``). What is not kept: the jobs
@@ -52,6 +55,7 @@ from esc.agents.profiler import ProfileDelta
 from esc.contract.evolve import check_monotonic, evolve
 from esc.contract.model import Contract, ContractDiff
 from esc.contract.proposals import ProposalFormatError, SchemaProposal, apply_proposal, parse_proposal
+from esc.contract.type_links import link_added_types
 
 if TYPE_CHECKING:
     from esc.agents.contract_agent import ContractAgent
@@ -243,6 +247,7 @@ class StreamDiscovery:
             self._record(entry)
         if not sources:
             return contract, None
+        extended = link_added_types(contract, extended)  # a type over a source with one: reached from its records
         reason = f"LLM discovery (two-pass, {self.config.model}) for new sources {', '.join(sorted(sources))}"
         new, diff = evolve(contract, extended, reason)
         outcome = "nothing" if diff is None else "versioned"

@@ -73,7 +73,10 @@ def load_phase(worker: Worker, drv: Any, tpch: Path, labels: dict[str, str], row
 
 def vectors_catch_up(worker: Worker, t0: float, timeout: float) -> dict[str, Any]:
     """Text chunks are embedded behind the graph (the worker's vector outbox): wait until the outbox is empty
-    and report when that was, from the same start as the graph load."""
+    and report when that was, from the same start as the graph load, with what was embedded after the load (the
+    tail, when the vector lane runs alone)."""
+    tail0 = time.perf_counter()
+    texts0 = total(worker.metrics(), "esc_records_out", "esc_records_out_total", store="weaviate")
     while True:
         health = json.loads(worker.get("/healthz"))
         pending = int(health.get("vectors_pending") or 0)
@@ -84,7 +87,8 @@ def vectors_catch_up(worker: Worker, t0: float, timeout: float) -> dict[str, Any
         time.sleep(0.5)
     m = worker.metrics()
     texts = total(m, "esc_records_out", "esc_records_out_total", store="weaviate")
-    return {"caught_up_at_s": round(time.perf_counter() - t0, 2), "records_with_text": int(texts)}
+    return {"caught_up_at_s": round(time.perf_counter() - t0, 2), "records_with_text": int(texts),
+            "chunks": int(texts), "tail_chunks": int(texts - texts0), "tail_seconds": round(time.perf_counter() - tail0, 2)}
 
 
 def _safe(fn: Callable[[], str]) -> str:

@@ -39,6 +39,14 @@ def report(r: dict[str, Any]) -> None:
     if v:
         print(f"  vectors caught up   at {v['caught_up_at_s']} s  ({v['records_with_text']} records with text embedded "
               "behind the graph)")
+        e = r.get("embedder") or {}
+        if e.get("sentences_per_s"):
+            ours = v.get("tail_per_s") or v.get("overall_per_s")
+            ratio = f"{ours / e['sentences_per_s']:.2f}x" if ours else "n/a"
+            print(f"  vectors/s           overall {v.get('overall_per_s')}  after the load {v.get('tail_per_s')} "
+                  f"({v.get('tail_chunks')} in {v.get('tail_seconds')} s)  vs the {e['embedder']} embedder alone "
+                  f"{e['sentences_per_s']} sentences/s (batch {e.get('batch')}, {e['sentences']} of the same texts): "
+                  f"{ratio}  (goal >= 0.67x)")
     _report_baselines(r)
     print(f"  freshness, load     p50 {show(fr, 'p50')} s  p95 {show(fr, 'p95')} s  ({fr['count']} upserts; from histogram "
           "buckets)")

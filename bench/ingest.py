@@ -56,6 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench._baselines import GRAPH_SUFFIX, graph_baseline, run_baseline, wipe_graph_baseline  # noqa: E402
+from bench._ingest_embedder import embedder_rate, text_sample, vector_rates  # noqa: E402
 from bench._ingest_metrics import _r, buckets, minus, pct, summary, total, wait_metrics, written  # noqa: E402
 from bench._ingest_names import BASELINE_SUFFIX, PREFIX  # noqa: E402
 from bench._ingest_neo4j import (  # noqa: E402
@@ -162,6 +163,9 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
             with cleanup_step(errors, "weaviate collection"):
                 drop_collection(stack, run_id)
             shutil.rmtree(root, ignore_errors=True)
+    if res.get("load", {}).get("vectors"):  # the embedder alone, after the worker stopped (issue 15, point 4)
+        res["embedder"] = embedder_rate(text_sample(tpch, list(TABLES)))
+        res["load"]["vectors"].update(vector_rates(res["load"]["vectors"]))
     if args.baseline_only:
         wipe(drv, list(reversed(base_labels.values())))
         drop_baseline_constraints(drv, list(base_labels.values()))
@@ -211,6 +215,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--worker-profile", default="", help="run the worker under cProfile, write the stats here "
                     "(diagnosis only: it slows the worker down)")
     ap.add_argument("--diff-trials", type=int, default=20, help="schema-diff latency trials (0: skip)")
+    ap.add_argument("--workers", type=int, default=1, help="N > 1: the load with one worker and with N (bench/_workers.py)")
     return ap.parse_args(argv)
 
 
@@ -219,6 +224,13 @@ def main() -> None:
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
+
+    if args.workers > 1:
+        from bench._workers import report_workers, run_workers
+
+        w = run_workers(args, say)
+        print(json.dumps(w, indent=2, default=str)) if args.json else report_workers(w)
+        return
 
     r = run(args, say)
     if args.json:

@@ -11,7 +11,10 @@ query grounding); ``faust`` starts ``esc up --data DIR`` (own app id, topics, st
 into its folder and times drop -> every record's SourceRecord in Neo4j (records of a source are written once it
 settled, so that is also the contract covering all of them). ``--baseline REF`` runs the same measurement on a
 checkout of REF (a temporary ``git worktree``, imported first through PYTHONPATH) in the same run. Every
-measurement runs in its own process; the hashing embedder is used (the files hold no prose).
+measurement runs in its own process; the hashing embedder is used (the files hold no prose). Beside wall seconds
+each line prints the CPU seconds the run cost (embedded: this process; faust: the worker's process group, and the
+Neo4j server's own CPU when ``ss`` names it), since the machine may be shared. ``--py-spy OUT.svg`` records a
+flame graph of this checkout's Faust worker.
 """
 
 from __future__ import annotations
@@ -67,10 +70,11 @@ def child_embedded(files: int) -> dict[str, Any]:
     try:
         records = make_drop(root / "drop", files)
         settings = load().replace(state_dir=root / "state")
-        t0 = time.perf_counter()
+        c0, t0 = _self_cpu(), time.perf_counter()
         summary = ingest_embedded(settings, root / "drop", HashingEmbedder())
         seconds = time.perf_counter() - t0
-        return {"seconds": round(seconds, 2), "records": records, "written": summary.written + summary.backfilled,
+        cpu = _self_cpu() - c0  # children that are still running (a profiling pool) are not counted
+        return {"seconds": round(seconds, 2), "cpu": round(cpu, 1), "records": records, "written": summary.written + summary.backfilled,
                 "contract_version": summary.contract_version, "sources": files}
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -82,11 +86,59 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _group_cpu(pgid: int) -> float:
+    """CPU seconds (user + system) so far of every live process in process group ``pgid`` (the worker and the
+    children it started, e.g. the profiling process): what the run cost, whatever else the machine was doing."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # pgrp; utime, stime are fields 14 and 15 of stat (11 and 12 after the name)
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
+def _pid_cpu(pid: int | None) -> float:
+    """CPU seconds so far of one process (0 when unknown)."""
+    if pid is None:
+        return 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _listener_pid(port: int) -> int | None:
+    """The process listening on a local TCP port (the Neo4j server: its CPU is the graph writes' cost), if ``ss``
+    can tell."""
+    try:
+        out = subprocess.run(["ss", "-ltnpH", f"sport = :{port}"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    for part in out.split("pid=")[1:]:
+        digits = part.split(",", 1)[0]
+        if digits.isdigit():
+            return int(digits)
+    return None
+
+
+def _self_cpu() -> float:
+    """CPU seconds of this process and its finished children."""
+    import resource
+
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def _source_records(driver: Any, label: str) -> int:
     return int(driver.execute_query(f"MATCH (s:`{label}`) RETURN count(s) AS c").records[0]["c"])
 
 
-def child_faust(files: int, timeout: float) -> dict[str, Any]:
+def child_faust(files: int, timeout: float, spy: str | None = None) -> dict[str, Any]:
     import asyncio
 
     from neo4j import GraphDatabase
@@ -118,7 +170,9 @@ def child_faust(files: int, timeout: float) -> dict[str, Any]:
                 time.sleep(0.5)
         staging = root / "staging"
         records = make_drop(staging, files)
-        t0 = time.perf_counter()
+        spying = _spy(proc.pid, spy)
+        neo4j_pid = _listener_pid(settings.neo4j_port)
+        c0, n0, t0 = _group_cpu(proc.pid), _pid_cpu(neo4j_pid), time.perf_counter()
         for f in sorted(staging.iterdir()):
             f.rename(data / f.name)
         n = 0
@@ -129,10 +183,14 @@ def child_faust(files: int, timeout: float) -> dict[str, Any]:
             time.sleep(0.5)
             n = _source_records(driver, label)
         seconds = time.perf_counter() - t0
+        cpu, neo4j_cpu = _group_cpu(proc.pid) - c0, _pid_cpu(neo4j_pid) - n0
+        if spying is not None:
+            spying.send_signal(signal.SIGINT)
+            spying.wait(60)
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as resp:
             version = json.load(resp).get("contract_version")
-        return {"seconds": round(seconds, 2), "records": records, "written": n, "contract_version": version,
-                "sources": files}
+        return {"seconds": round(seconds, 2), "cpu": round(cpu, 1), "neo4j_cpu": round(neo4j_cpu, 1) if neo4j_pid else None,
+                "records": records, "written": n, "contract_version": version, "sources": files}
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
@@ -145,6 +203,15 @@ def child_faust(files: int, timeout: float) -> dict[str, Any]:
         driver.close()
         asyncio.run(_drop_topics(settings.kafka_bootstrap, run))
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _spy(pid: int, out: str | None) -> subprocess.Popen[bytes] | None:
+    """``py-spy record`` of the worker and its children until stopped (``--py-spy OUT.svg``)."""
+    if out is None:
+        return None
+    spy = shutil.which("py-spy") or str(Path(sys.executable).parent / "py-spy")
+    return subprocess.Popen([spy, "record", "--pid", str(pid), "--subprocesses", "--rate", "50", "-o", out],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
 
 
 async def _drop_topics(bootstrap: str, prefix: str) -> None:
@@ -163,11 +230,11 @@ async def _drop_topics(bootstrap: str, prefix: str) -> None:
 # ------------------------------------------------------------------------------------------------- driver
 
 
-def measure(checkout: Path, runtime: str, files: int, timeout: float) -> dict[str, Any]:
+def measure(checkout: Path, runtime: str, files: int, timeout: float, spy: str | None = None) -> dict[str, Any]:
     """One measurement in a new process importing ESC from ``checkout``."""
     env = dict(os.environ, PYTHONPATH=str(checkout))
     cmd = [sys.executable, str(REPO / "bench" / "many_sources.py"), "--child", runtime, "--files", str(files),
-           "--timeout", str(timeout)]  # fmt: skip
+           "--timeout", str(timeout), *(["--py-spy", spy] if spy else [])]  # fmt: skip
     try:
         out = subprocess.run(cmd, env=env, cwd=checkout, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -191,10 +258,11 @@ def main() -> None:
     ap.add_argument("--baseline", metavar="REF", help="also measure git ref REF (e.g. the branch point) in this run")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds allowed per measurement")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--py-spy", metavar="SVG", help="faust: write a py-spy flame graph of this checkout's worker")
     ap.add_argument("--child", choices=["embedded", "faust"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        result = child_embedded(args.files[0]) if args.child == "embedded" else child_faust(args.files[0], args.timeout)
+        result = child_embedded(args.files[0]) if args.child == "embedded" else child_faust(args.files[0], args.timeout, args.py_spy)
         print(json.dumps(result))
         return
     runtimes = ["embedded", "faust"] if args.runtime == "both" else [args.runtime]
@@ -207,10 +275,11 @@ def main() -> None:
         for runtime in runtimes:
             for files in args.files:
                 for name, path in checkouts.items():
-                    r = {"runtime": runtime, "files": files, "code": name, **measure(path, runtime, files, args.timeout)}
+                    r = {"runtime": runtime, "files": files, "code": name, **measure(path, runtime, files, args.timeout, args.py_spy if path == REPO else None)}
                     results.append(r)
                     if not args.json:
-                        shown = f"{r['seconds']:8.2f} s  v{r['contract_version']}  {r['written']}/{r['records']} records" \
+                        neo = f" + neo4j {r['neo4j_cpu']} s" if r.get("neo4j_cpu") is not None else ""
+                        shown = f"{r['seconds']:8.2f} s  cpu {r.get('cpu', '?')} s{neo}  v{r['contract_version']}  {r['written']}/{r['records']} records" \
                             if "seconds" in r else f"FAILED {r['error'][-400:]}"
                         print(f"{runtime:9s} {files:5d} files  {name:24s} {shown}", flush=True)
     finally:

@@ -8,7 +8,7 @@ from typing import Any
 
 from esc.contract.entities import rel_signature
 from esc.contract.model import Contract, DiffItem, ForeignKey
-from esc.contract.typing import widen
+from esc.contract.typing import PhysicalType, widen
 
 
 def _fk_target(fk: ForeignKey) -> str:
@@ -166,6 +166,21 @@ def diff_items(old: Contract, new: Contract) -> list[DiffItem]:
     return items
 
 
+def _members_kept(
+    what: str, before: list[tuple[str, str, PhysicalType]], after: list[tuple[str, str, PhysicalType]]
+) -> list[str]:
+    """Problems when a member (id, name, type) of ``before`` is missing from ``after`` or its type narrowed."""
+    types = {mid: typ for mid, _, typ in after}
+    problems = []
+    for mid, mname, typ in before:
+        now = types.get(mid)
+        if now is None:
+            problems.append(f"{what}.{mname} removed")
+        elif widen(typ, now) != now:
+            problems.append(f"{what}.{mname} narrowed {typ} -> {now}")
+    return problems
+
+
 def check_monotonic(old: Contract, new: Contract) -> list[str]:
     """Problems that would make ``new`` not a monotonic extension of ``old`` (empty list: it is one)."""
     problems = []
@@ -176,13 +191,11 @@ def check_monotonic(old: Contract, new: Contract) -> list[str]:
             continue
         if src.identity_key and list(after.identity_key) != list(src.identity_key):
             problems.append(f"identity key of {name} changed")
-        fields = {f.id: f for f in after.fields}
-        for f in src.fields:
-            g = fields.get(f.id)
-            if g is None:
-                problems.append(f"field {name}.{f.name} removed")
-            elif widen(f.type, g.type) != g.type:
-                problems.append(f"field {name}.{f.name} narrowed {f.type} -> {g.type}")
+        problems += _members_kept(
+            f"field {name}",
+            [(f.id, f.name, f.type) for f in src.fields],
+            [(f.id, f.name, f.type) for f in after.fields],
+        )
     if not {fk.signature() for fk in old.foreign_keys} <= {fk.signature() for fk in new.foreign_keys}:
         problems.append("foreign key removed")
     if not {(h.parent, h.child, h.path) for h in old.hierarchy} <= {
@@ -195,13 +208,11 @@ def check_monotonic(old: Contract, new: Contract) -> list[str]:
         if after_e is None:
             problems.append(f"entity {e.name} removed")
             continue
-        attrs = {a.field_id: a for a in after_e.attributes}
-        for a in e.attributes:
-            b = attrs.get(a.field_id)
-            if b is None:
-                problems.append(f"attribute {e.name}.{a.name} removed")
-            elif widen(a.type, b.type) != b.type:
-                problems.append(f"attribute {e.name}.{a.name} narrowed")
+        problems += _members_kept(
+            f"attribute {e.name}",
+            [(a.field_id, a.name, a.type) for a in e.attributes],
+            [(a.field_id, a.name, a.type) for a in after_e.attributes],
+        )
         if e.key and list(after_e.key) != list(e.key):
             problems.append(f"key of entity {e.name} changed")
     new_rels = {(r.name, *rel_signature(r)) for r in new.relationships}

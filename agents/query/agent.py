@@ -21,6 +21,7 @@ from pathlib import Path
 
 from esc.agents.embedding import Embedder
 from esc.agents.query.answer import Answer, compose
+from esc.agents.query.computed import answer as computed_answer
 from esc.agents.query.cypher import compile_plan
 from esc.agents.query.grounding import Grounding
 from esc.agents.query.interpret import Abstain, Interpreter
@@ -146,7 +147,11 @@ class QueryAgent:
             if llm_answer.route != "abstain" or opts.mode == "llm":
                 return llm_answer
             log.info("LLM planner abstained (%s); the deterministic planner answers", llm_answer.reason)
-        planned = Interpreter(g.vocab, g.values, g.phrases, g.semantic).plan(q)
+        interpreter = Interpreter(g.vocab, g.values, g.phrases, g.semantic)
+        computed = computed_answer(q, g, self.graph, interpreter.plan)  # an expression over two fields (computed.py)
+        if computed is not None:
+            return computed
+        planned = interpreter.plan(q)
         if isinstance(planned, Abstain):
             answer = self._fallback(q, g, opts, planned.reason, planned.descriptive, planned.names, planned.unmatched)
             if answer.route == "abstain" and planned.unmatched:

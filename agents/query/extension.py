@@ -15,6 +15,8 @@ each extension it used.
 Without an LLM, the deterministic extension is the one over prose (agents/query/prose.py): an attribute the data
 lacks for an entity, derived for one question from the sentences that mention it (agents/prose_facts.py), answered
 with an ``extension`` summary of the same ``{"scope": "query", ...}`` shape.
+A computed expression over two fields of one entity (a difference, ratio, product, sum or duration) is the other
+(agents/query/computed.py), deterministic or proposed by the LLM as field ids + operator.
 """
 
 from __future__ import annotations

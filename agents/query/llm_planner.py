@@ -11,6 +11,9 @@ Protocol (JSON only, one object per turn):
 * ``{"extend": <schema proposal>}`` -> a type the contract lacks, for this question only (agents/query/extension.py:
   closed-world validation, FieldValidity must be 1.0; a view over nodes already in the graph); at most one per
   question; the contract itself never changes;
+* ``{"derive": {"op", "fields": [two field ids], "plan"}}`` -> a computed expression for this question only
+  (agents/query/computed.py: the ids are checked against the closed-world catalog and the types against the
+  contract; an invented id is rejected with a failure summary);
 * ``{"abstain": "reason"}``.
 
 Then one more call phrases the answer from the rows (``{"text": "..."}``); values and citations come from the rows,
@@ -39,6 +42,7 @@ from pydantic import ValidationError
 from esc.agents.llm import LLMConfig, catalog_summary, extract_json
 from esc.agents.llm_client import LLMBudgetExceeded, LLMSession
 from esc.agents.query.answer import Answer, compose
+from esc.agents.query.computed import llm_derive
 from esc.agents.query.extension import ScopedExtension, scoped_extension
 from esc.agents.query.grounding import Grounding
 from esc.agents.query.plan import QueryPlan
@@ -60,6 +64,10 @@ Reply with ONE JSON object and nothing else. Options:
 {"extend": {"entities": [{"name": "<NewType>", "source": "<source>", "attributes": ["<field id>", ...]}]}}
    -- only when the question needs a type the schema lacks: a view over a source's existing records, for this
    question only; reference fields by their catalog ids (CATALOG below), nothing else
+{"derive": {"op": "sub|add|mul|div|duration", "fields": ["<field id>", "<field id>"], "unit": "days|hours|...",
+ "plan": <plan whose start node is the one entity>}}
+   -- a value the schema lacks that two fields of one type give (difference, sum, product, ratio, time between);
+   fields by their catalog ids; computed for this question only
 {"abstain": "<reason>"}  -- when the schema or data cannot answer
 A plan: {"kind": "lookup|list|count|aggregate|superlative|traverse",
  "start": {"var": "n0", "label": "<Type>", "filters": [{"prop": "<attr>", "op": "eq|ieq|contains|gt|gte|lt|lte|in|startswith", "value": ...}]},
@@ -122,6 +130,12 @@ class LLMPlanner:
                     messages.append({"role": "user", "content": json.dumps(extended, default=str)})
                     continue
                 failure = {"attempt": len(failures) + 1, **scoped}
+            elif "derive" in reply:  # an expression over two catalog fields (agents/query/computed.py)
+                derived = llm_derive(reply["derive"], grounding, graph)
+                if isinstance(derived, Answer):
+                    derived.text = self._phrase(session, question, derived)
+                    return derived
+                failure = {"attempt": len(failures) + 1, **derived}
             elif reply.get("tool") in ("search", "expand") and tools < MAX_TOOL_CALLS:
                 tools += 1
                 result: Any

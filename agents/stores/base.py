@@ -27,6 +27,11 @@ class GraphStore(ABC):
     def ensure_entity_key(self, label: str, key_props: Sequence[str]) -> None:
         """Make (label, key_props) unique (a uniqueness constraint where the backend has one)."""
 
+    def ensure_entity_keys(self, keys: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """``ensure_entity_key`` for each; a backend may make them at once (Neo4j: one plan per new label)."""
+        for label, key_props in keys:
+            self.ensure_entity_key(label, key_props)
+
     @abstractmethod
     def upsert_entities(self, rows: Sequence[EntityWrite]) -> int:
         """MERGE entities by identity key, attach SourceRecord + DERIVED_FROM. Idempotent. Returns rows written."""

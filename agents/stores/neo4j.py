@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from esc.agents.query.plan import PlanRow, QueryPlan
 from esc.agents.stores.base import GraphStore
 from esc.agents.stores.cypher import ident, to_properties
 from esc.agents.stores.neo4j_chunks import Neo4jChunks
+from esc.agents.stores.neo4j_lanes import run_lanes
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, build
 
 try:
@@ -192,6 +193,13 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         self._driver.execute_query(query, database_=self._database)
         self._known_constraints.add(sig)
 
+    def ensure_entity_keys(self, keys: Sequence[tuple[str, Sequence[str]]]) -> None:
+        """Several constraints, the new ones at once: each new label costs the server a plan (neo4j_lanes.py)."""
+        todo = list(dict.fromkeys((label, tuple(props)) for label, props in keys))
+        todo = [(label, props) for label, props in todo if props and (label, props) not in self._known_constraints]
+        run_lanes([lambda lb=label, ps=props: self.ensure_entity_key(lb, ps) for label, props in todo],  # type: ignore[misc]
+                  [{label} for label, _ in todo])  # fmt: skip
+
     # -- writes -------------------------------------------------------------------------------------------------
     def upsert_entities(self, rows: Sequence[EntityWrite]) -> int:
         return self.upsert(rows, [])[0]
@@ -202,18 +210,28 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         row has no such edge): the entity is already matched there, so the edge costs one index seek (the other
         end) instead of two plus a statement of its own. Other edges go through ``upsert_edges``."""
         groups, rest = _fold(entities, edges)
+        self.ensure_entity_keys([(label, key_names) for label, key_names in groups]
+                                + [(o, ok) for sigs, _ in groups.values() for _, _, o, ok in sigs])  # fmt: skip
         written = folded = 0
+        alone: list[Callable[[], None]] = []  # statements with folded edges: they touch other labels' nodes
+        jobs: list[Callable[[], None]] = []
+        touches: list[set[Hashable]] = []
         for (label, key_names), (sigs, params) in groups.items():
-            self.ensure_entity_key(label, key_names)
-            for _, _, other, other_key in sigs:
-                self.ensure_entity_key(other, other_key)
             stored = [(out, rtype, self.namespace + other, ok) for out, rtype, other, ok in sigs]
             query = _entity_query(self.namespace + label, key_names, stored, self.namespace + SOURCE_RECORD)
-            for part in chunks(params):
-                self._driver.execute_query(query, rows=part, database_=self._database)
+            (alone if sigs else jobs).append(lambda q=query, rows=params: self._write_rows(q, rows))  # type: ignore[misc]
+            if not sigs:
+                touches.append({label, *(("sid", row["sid"]) for row in params)})
             written += len(params)
             folded += sum(1 for row in params for t in row["e"] if t is not None)
+        run_lanes(jobs, touches)  # entity types at once (agents/stores/neo4j_lanes.py)
+        for job in alone:
+            job()
         return written, folded + (self.upsert_edges(rest) if rest else 0)
+
+    def _write_rows(self, query: str, rows: list[dict[str, Any]]) -> None:
+        for part in chunks(rows):
+            self._driver.execute_query(query, rows=part, database_=self._database)
 
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
         """MERGE edges; an endpoint not seen yet (a target, or a nested child's parent written by another batch)

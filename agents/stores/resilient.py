@@ -137,6 +137,9 @@ class ResilientGraphStore(_Lazy, GraphStore):
     def ensure_entity_key(self, label: str, key_props: Sequence[str]) -> None:
         self._w(self.inner.ensure_entity_key, label, key_props)
 
+    def ensure_entity_keys(self, keys: Sequence[tuple[str, Sequence[str]]]) -> None:
+        self._w(self.inner.ensure_entity_keys, keys)
+
     def upsert_entities(self, rows: Sequence[EntityWrite]) -> int:
         return self._w(self.inner.upsert_entities, rows)
 

@@ -34,7 +34,8 @@ from esc.agents.contract_agent import SourceComplete
 from esc.agents.scan_groups import ScanComplete
 from esc.contract.labels import printable, record_label, source_label
 from esc.contract.records import Record, Rejected
-from esc.streams.connectors.base import Connector, Emission, Emit, EmitDead, Flush
+from esc.streams.connectors.base import Emission, Emit, EmitDead, Flush
+from esc.streams.connectors.file_batch import FileBatch, FileBatches
 from esc.streams.connectors.folder_files import (  # noqa: F401  (drop_files, delivery_order: re-exported)
     Manifest,
     NotRegularFile,
@@ -79,7 +80,7 @@ def dead_letter_for(rej: Rejected) -> DeadLetter:
     )
 
 
-class FileWatcher(Connector):
+class FileWatcher(FileBatches):
     def __init__(
         self,
         root: Path,
@@ -113,6 +114,7 @@ class FileWatcher(Connector):
         # The embedded runtime's columnar path (streams/runtime/embedded_columnar.py): delivers a whole file and
         # returns its record keys and records per source, or None when the file must be read record by record.
         self.columnar: Callable[[SourceFile, str], Awaitable[tuple[list[str], Counter[str]] | None]] | None = None
+        self._batch: FileBatch | None = None  # files delivered together (batched)
 
     # -- public --------------------------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -137,7 +139,8 @@ class FileWatcher(Connector):
         """Process paths in order, waiting for their stability once for all of them (a drop of 500 files waited
         ``settle`` seconds per file, one after another)."""
         stable = await self.settle_all([p for p in paths if p.exists() and not p.is_symlink()])
-        return sum([await self.process(p, settled=p in stable) for p in paths])
+        async with self.batched():
+            return sum([await self.process(p, settled=p in stable) for p in paths])
 
     # -- scans: the files of one scan settle together (agents/scan_groups.py) ---------------------------------------
     def begin_scan(self) -> None:
@@ -174,7 +177,10 @@ class FileWatcher(Connector):
             return None
         members = {tuple(m) for m in self._scan["members"]} | {(s, rel) for s in sources}
         self._scan["members"] = sorted(map(list, members))
-        write_atomic(self._scan_path, json.dumps(self._scan))
+        if self._batch is not None:
+            self._batch.scan_dirty = True  # written before the batch's completions are sent
+        else:
+            write_atomic(self._scan_path, json.dumps(self._scan))
         return str(self._scan["id"])
 
     async def settle_all(self, paths: Iterable[Path]) -> set[Path]:
@@ -213,7 +219,7 @@ class FileWatcher(Connector):
             if rel in self.manifest.hashes or self._keys_path(rel).exists():
                 await self._drop_delivered(rel)
                 self.manifest.hashes.pop(rel, None)
-                self.manifest.save()
+                await self._file_done()
             return 0
         try:
             outside = not path.resolve().is_relative_to(self.root)
@@ -244,7 +250,7 @@ class FileWatcher(Connector):
                 DeadLetter.of(f"unsupported file: no reader for '{path.suffix}'", "connector", None, location=rel)
             )
             self.manifest.hashes[rel] = digest
-            self.manifest.save()
+            await self._file_done()
             return 0
         sf = SourceFile(path=path, rel=rel, format=fmt, source=corpus or source_label(path.stem))
         old = self._load_keys(rel)
@@ -253,8 +259,8 @@ class FileWatcher(Connector):
         await self._gone(rel, self._sources_of(old) - self._sources_of(keys), digest)
         self._save_keys(rel, keys)
         self.manifest.hashes[rel] = digest
-        self.manifest.save()
         self.files_done += 1
+        await self._file_done()
         return 1
 
     # -- internals -----------------------------------------------------------------------------------------------
@@ -273,7 +279,7 @@ class FileWatcher(Connector):
         await self._drop_delivered(rel)  # what an earlier, readable version of the file delivered
         await self.dead_letter(DeadLetter.of(f"refused: {why}", "connector", None, location=rel))
         self.manifest.hashes[rel] = marker
-        self.manifest.save()
+        await self._file_done()
         return 0
 
     async def _drop_delivered(self, rel: str) -> None:
@@ -307,8 +313,7 @@ class FileWatcher(Connector):
         await self._open_scan()
         done = await self.columnar(sf, digest) if self.columnar is not None and not corpus else None
         if done is not None:
-            if self.completed is not None:
-                await self.completed(SourceComplete.for_file(sf.rel, done[1], digest, self._scan_members(sf.rel, done[1])))
+            await self._complete(SourceComplete.for_file(sf.rel, done[1], digest, self._scan_members(sf.rel, done[1])))
             return done[0]
         items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
@@ -336,10 +341,11 @@ class FileWatcher(Connector):
                     keys.append(item.key.decode("utf-8"))
                     counts[item.source] += 1
                     await self.emit(item)
-        await self._flush()
+        if self._batch is None:
+            await self._flush()
         if self.completed is not None and counts:
             scan = self._scan_members(sf.rel, counts)
-            await self.completed(SourceComplete.for_file(sf.rel, counts, digest, scan))
+            await self._complete(SourceComplete.for_file(sf.rel, counts, digest, scan))
         return keys
 
     @staticmethod
@@ -350,12 +356,13 @@ class FileWatcher(Connector):
         """Tell the contract agent the file no longer yields these sources (deleted, or its new version lost them):
         a completion of 0 records removes the file's evidence from each source's profile."""
         if sources and self.completed is not None:
-            await self.completed(SourceComplete.for_file(rel, dict.fromkeys(sorted(sources), 0), digest))
+            await self._complete(SourceComplete.for_file(rel, dict.fromkeys(sorted(sources), 0), digest))
 
     async def _retract(self, keys: list[str]) -> None:
         if keys and self.retract is not None:
             await self.retract(keys)
-            await self._flush()
+            if self._batch is None:
+                await self._flush()
 
     def _keys_path(self, rel: str) -> Path:
         return self.keys_dir / (hashlib.sha1(rel.encode("utf-8")).hexdigest() + ".keys")

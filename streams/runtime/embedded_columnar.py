@@ -34,7 +34,8 @@ import pyarrow as pa
 
 from esc.agents import metrics
 from esc.agents.chunk_graph import chunk_store
-from esc.agents.extractors import SourcePlan, _entity_key, _texts, compile_source, covers, provenance
+from esc.agents.extract_compiled import SourcePlan, compile_source, covers
+from esc.agents.extractors import _entity_key, _texts, provenance
 from esc.agents.llm_samples import sample_records
 from esc.agents.pipeline import profile_update
 from esc.agents.profiler import STREAM_CAPS, ProfileDelta, ProfileMeta, Watermark
@@ -201,8 +202,8 @@ class ColumnarLane:
                 and covers(contract, source)
             )
             sp = compile_source(contract, source) if direct and contract is not None else None
-            if contract is None or sp is None or sp.nesting or sp.document:
-                log.info("%s: extracted record by record (its source is not covered, or nested)", held.sf.rel)
+            if contract is None or sp is None or sp.nesting or sp.document or sp.types:
+                log.info("%s: extracted record by record (not covered, nested, or typed)", held.sf.rel)
                 await self._record_path(held, range(held.table.num_rows))
                 continue
             rows = BulkRows()

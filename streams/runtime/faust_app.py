@@ -31,11 +31,8 @@ from esc.agents.pipeline import (
     TICK,
     ContractWriter,
     ExtractionWorker,
-    first_sightings,
-    profile_update,
 )
 from esc.agents.reconcile.hook import Reconciler
-from esc.agents.stores.seen import SeenRecords
 from esc.agents.stores.weaviate import collection_name
 from esc.agents.vector_outbox import VectorOutbox, VectorWriter, run_writer
 from esc.contract.model import Contract
@@ -43,8 +40,9 @@ from esc.settings import Settings
 from esc.streams import ce_binding, topics
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
-from esc.streams.runtime import log_limits
+from esc.streams.runtime import log_limits, rebalance_reread
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
+from esc.streams.runtime.deferred_table import SharedDeferred, worker_id
 from esc.streams.runtime.faust_folder import folder_task
 from esc.streams.runtime.gc_tuning import tune_gc
 from esc.streams.runtime.http_auth import check_bind, middleware
@@ -53,8 +51,10 @@ from esc.streams.runtime.kafka_io import read_topic, source_key_filter
 from esc.streams.runtime.lag import export_consumer_lag
 from esc.streams.runtime.profile_pool import ProfilePool
 from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watch_tcp
+from esc.streams.runtime.seen_table import SharedSeen
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
+from esc.streams.runtime.writer_fence import WriterFence
 from esc.streams.schema_events import parse_contract
 
 log = logging.getLogger(__name__)
@@ -102,6 +102,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         stream_buffer_maxsize=16384,
         table_cleanup_interval=3600,
     )
+    rebalance_reread.install(app)  # a message a rebalance overtook is read again, never committed unread
 
     def topic(spec: topics.TopicSpec) -> Any:
         return app.topic(
@@ -170,78 +171,63 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         await dlq_topic.send(key=(dead.source or "").encode(), value=dead.model_dump_json().encode())
 
     # -- profilers ---------------------------------------------------------------------------------------------
-    seen = SeenRecords(state / "seen.sqlite")  # records already profiled: re-deliveries count once
+    # records already profiled, by any worker: re-deliveries and rebalances count once (streams/runtime/seen_table.py)
+    seen = SharedSeen(app, records_name, topics.RECORDS.partitions, state / "seen.sqlite")
+    seen.profiles_topic = profiles_topic
+    seen.producer = worker_id(str(state.resolve())).decode()
 
     profiler = ProfilePool()  # profiling runs in a child process (streams/runtime/profile_pool.py)
-
-    def fresh_events(events: list[Any]) -> tuple[list[bytes | None], list[tuple[bytes, bytes]], dict[int, int], dict[int, int]]:
-        """The batch's records not profiled before (seen-index), what to remember once their deltas are durable,
-        and each partition's first and last offset."""
-        first: dict[int, int] = {}
-        last: dict[int, int] = {}
-        for e in events:
-            p, off = e.message.partition, e.message.offset
-            first.setdefault(p, off)
-            last[p] = off
-        fresh, observed = first_sightings([(e.key, e.value) for e in events], seen)
-        return fresh, observed, first, last
 
     async def profile_events(events: list[Any]) -> None:
         # One delta per source for a whole batch, whatever partitions it spans; its watermark names every
         # partition's last offset. Big windows: a delta costs the contract agent a merge (and a re-inference
         # once its source is settled) whatever its size.
-        fresh, observed, first, last = await asyncio.to_thread(fresh_events, events)
-        head = min(first)
-        deltas = await profiler.profile(
-            fresh, f"{records_name}/{head}", first[head], last[head],
-            {f"{records_name}/{p}": off for p, off in last.items() if p != head},
-        )
-        # Remembered and staged in one transaction, then sent: a crash re-sends the same updates (the agent drops
-        # what it applied) and never re-profiles records whose evidence was sent (agents/stores/seen.py).
-        staged = [(d.source.encode(), profile_update(d)) for d in deltas]
-        await asyncio.to_thread(seen.stage, observed, staged)
-        await send_staged()
+        await seen.profile(events, profiler.profile)
 
-    send_lock = asyncio.Lock()
-
-    async def send_staged() -> None:
-        """Send every staged profile update, oldest first; drop them from the stage once Kafka has them."""
-        async with send_lock:
-            pending = await asyncio.to_thread(seen.staged)
-            if not pending:
-                return
-            sent = [await profiles_topic.send(key=k, value=v) for _, k, v in pending]
-            await asyncio.gather(*sent)
-            await asyncio.to_thread(seen.sent, [i for i, _, _ in pending])
+    send_staged = seen.send_staged
+    # sources with records deferred per partition, by any worker: a worker that leaves loses none (deferred_table.py)
+    deferred = SharedDeferred(app, records_name, topics.RECORDS.partitions, worker_id(str(state.resolve())))
+    deferred.worker = worker
 
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck
 
+    fence = WriterFence(app, contract_state, profiles_topic.get_topic_name(), seen)  # rebalances, stops
+
     @app.agent(profiles_topic, concurrency=1)
     async def contract(stream: Any) -> None:
-        writer: ContractWriter | None = None
-        async for batch in stream.take(1000, within=0.05):
-            agent_step.enter("applying a batch")
-            if writer is None:
-                entries = {str(k): str(v) for k, v in contract_state.data.items() if v is not None}
-                writer = ContractWriter.from_entries(entries, contract_id=settings.app_id)
-            updates = [v for v in batch if v != TICK]
-            out = await asyncio.to_thread(writer.on_updates, updates)  # inference and evolve: off the loop
-            agent_step.enter("publishing diffs and contracts")
-            for key, value in out.diffs:  # CloudEvents Kafka binding, structured mode (streams/ce_binding.py)
-                headers, event = ce_binding.diff_message(value)
-                await diffs_topic.send(key=key, value=event, headers=headers)
-            for key, value in out.contracts:
-                headers, event = ce_binding.contract_message(value)
-                await contracts_topic.send(key=key, value=event, headers=headers)
-            for dead in writer.dead:
-                await send_dead(dead)
-            writer.dead.clear()
-            if updates or out.contracts:
-                agent_step.enter("saving its state")
-                await save_state(await asyncio.to_thread(writer.state_changes))
-                writer.state_saved()
-            agent_step.enter(WAITING_FOR_BATCH)
+        async for events in stream.take_events(1000, within=0.05):
+            await fence.ready.wait()
+            async with fence.gate:
+                if not fence.owned():
+                    seen.never_ack(events)  # fetched before its partition moved: the new owner reads it
+                    continue
+                with seen.batch(events):  # cut by a stop or overlapped by a rebalance: read again, not committed
+                    fence.writer = await apply_updates(fence.writer, [e.value for e in events])
+
+    async def apply_updates(writer: ContractWriter | None, batch: list[bytes]) -> ContractWriter:
+        agent_step.enter("applying a batch")
+        if writer is None:
+            entries = {str(k): str(v) for k, v in contract_state.data.items() if v is not None}
+            writer = ContractWriter.from_entries(entries, contract_id=settings.app_id)
+        updates = [v for v in batch if v != TICK]
+        out = await asyncio.to_thread(writer.on_updates, updates)  # inference and evolve: off the loop
+        agent_step.enter("publishing diffs and contracts")
+        for key, value in out.diffs:  # CloudEvents Kafka binding, structured mode (streams/ce_binding.py)
+            headers, event = ce_binding.diff_message(value)
+            await diffs_topic.send(key=key, value=event, headers=headers)
+        for key, value in out.contracts:
+            headers, event = ce_binding.contract_message(value)
+            await contracts_topic.send(key=key, value=event, headers=headers)
+        for dead in writer.dead:
+            await send_dead(dead)
+        writer.dead.clear()
+        if updates or out.contracts:
+            agent_step.enter("saving its state")
+            await save_state(await asyncio.to_thread(writer.state_changes))
+            writer.state_saved()
+        agent_step.enter(WAITING_FOR_BATCH)
+        return writer
 
     @app.timer(TICK_SECONDS)
     async def lag() -> None:
@@ -263,11 +249,13 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     async def tick() -> None:
         agent_step.check(STUCK_SECONDS)  # a tick reaches the agent every TICK_SECONDS: a long wait is a stall
         await send_staged()  # what a crash left staged (and a batch whose send failed)
+        await deferred.tidy()
         await profiles_topic.send(key=b"tick", value=TICK)  # lets idle pushed sources settle
 
     # -- extractors --------------------------------------------------------------------------------------------
     async def extract_events(events: list[Any]) -> None:
         result = await worker().on_records([(e.key, e.value) for e in events])
+        await deferred.after_batch(events, result.deferred)
         for dead in result.dead:
             await send_dead(dead)
 
@@ -281,9 +269,10 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         seen-index, extraction writes idempotently)."""
         async for batch in stream.take_events(PROFILE_BATCH, within=BATCH_WITHIN):
             events = list(batch)
-            async with asyncio.TaskGroup() as tasks:
-                tasks.create_task(profile_events(events))
-                tasks.create_task(extract_events(events))
+            with seen.batch(events):  # cut by a stop or overlapped by a rebalance: read again, not committed
+                async with asyncio.TaskGroup() as tasks:
+                    tasks.create_task(profile_events(events))
+                    tasks.create_task(extract_events(events))
 
     @app.task
     async def follow_contracts() -> None:

@@ -342,14 +342,15 @@ class InProcessRuntime:
         self.watcher.begin_scan()  # one scan: its sources settle together, in whatever order files are read
         lane = columnar_lane(self)  # CSV files as whole tables, unless ESC_COLUMNAR=false (embedded_columnar.py)
         stable = await self.watcher.settle_all(present)
-        for i, path in enumerate([*present, *gone], start=1):
-            if path.exists() or path.is_symlink():
-                self.summary.files += await self.watcher.process(path, settled=path in stable)
-            else:
-                await self.watcher.process(path)
-                self.summary.files_deleted += 1
-            if progress is not None:
-                progress(path.relative_to(root).as_posix(), i, total)
+        async with self.watcher.batched():  # one flush (a pump) and one send of completions per batch of files
+            for i, path in enumerate([*present, *gone], start=1):
+                if path.exists() or path.is_symlink():
+                    self.summary.files += await self.watcher.process(path, settled=path in stable)
+                else:
+                    await self.watcher.process(path)
+                    self.summary.files_deleted += 1
+                if progress is not None:
+                    progress(path.relative_to(root).as_posix(), i, total)
         await self.watcher.end_scan()
         await lane.finish(t0) if lane is not None else None  # the columnar files, once their sources settled
         await self.tick()

@@ -71,6 +71,7 @@ def test_hostile_cases_on_the_kafka_runtime(kafka_bootstrap: str, neo4j_driver: 
     assert len(cases) >= 30
     worker = Worker(tmp_path)
     build_drop(cases, worker.data, Env(tmp_path / "outside"))
+    t0 = time.monotonic()  # the files are in the folder before the worker starts: it scans them at start
     worker.start()
     try:
         goods = {c.id: worker.label(entity_name(f"good_{c.id}")) for c in cases}
@@ -80,6 +81,7 @@ def test_hostile_cases_on_the_kafka_runtime(kafka_bootstrap: str, neo4j_driver: 
             return [cid for c in cases if node_count(neo4j_driver, goods[cid := c.id]) != good_rows(c)]
 
         poll(landed, lambda missing: not missing, 300, "every good file in the graph", worker.log)
+        landed_s = time.monotonic() - t0  # all cases at once: each took at most this, start included (printed; speed is not asserted)
         records = read_topic(kafka_bootstrap, worker.topic("records"))
         dead = read_topic(kafka_bootstrap, worker.topic("dlq"))
         contracts = [v for k, v in read_topic(kafka_bootstrap, worker.topic("schema.contracts"))
@@ -104,7 +106,7 @@ def test_hostile_cases_on_the_kafka_runtime(kafka_bootstrap: str, neo4j_driver: 
             f"records from {len(out.records)} cases, dead letters from {len(out.dead)}: the topics were not read"
         )
         print(f"{len(cases)} cases: records from {len(out.records)}, dead letters from {len(out.dead)}, "
-              f"{len(out.sources)} sources")
+              f"{len(out.sources)} sources; every good file in the graph {landed_s:.1f} s after the worker was started")
         problems = check_group(cases, out)
         assert not problems, "\n".join(problems)
         worker.health()

@@ -17,7 +17,8 @@ from typing import Any
 import pyarrow as pa
 
 from esc.agents.coerce import CoercionError, coerce, coerce_lenient
-from esc.agents.extractors import RECORD_KEY, SourcePlan
+from esc.agents.extract_compiled import SourcePlan
+from esc.agents.extractors import RECORD_KEY
 from esc.agents.stores.cypher import to_properties
 from esc.agents.stores.embedded.bulk import BulkRows
 from esc.agents.stores.embedded.ids import EndpointMemo, _dumps, _finite
