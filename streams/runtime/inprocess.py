@@ -397,5 +397,4 @@ class InProcessRuntime:
         await serve(self, host, port, tick_seconds, token)
 
 
-from esc.streams.runtime.embedded import ingest_embedded, open_runtime  # noqa: E402  (re-exported; they build the runtime above)
-from esc.streams.runtime.embedded_columnar import columnar_lane  # noqa: E402
+from esc.streams.runtime.embedded import columnar_lane, ingest_embedded, open_runtime  # noqa: E402  (they build on the runtime above)
