@@ -9,7 +9,9 @@ same files (the limit: the store itself reading the CSVs into tables).
 Each measurement runs in a new process importing ESC from its checkout (``--baseline REF``: a temporary
 ``git worktree``, as ``bench/many_sources.py`` does) and ingests into a new state folder with the embedder
 ``ESC_EMBEDDER`` names (default: the one ESC would use). It prints records/s end to end (reading, profiling,
-contract, planning, graph and vector writes, grounding), the graph it left (nodes per label, SourceRecords,
+contract, planning, graph and vector writes, grounding) and, where the checkout has the columnar path, records/s
+to structured completion (every entity, edge and source record written, before the vector lane starts), the
+vector lane's vectors/s beside the embedder's own texts/s, and the child process's peak RSS; the graph it left (nodes per label, SourceRecords,
 DERIVED_FROM and other edges, chunks) so two checkouts can be compared for the same graph, and DuckDB's
 ``read_csv`` of the same files into tables in the same run.
 """
@@ -72,6 +74,31 @@ def embedder_rate(folder: Path, n: int = 512) -> dict[str, Any]:
     return {"embedder": type(embedder).__name__, "texts_per_s": round(len(texts) / seconds, 1)}
 
 
+def chunk_rate(state: Path, n: int = 1024) -> float | None:
+    """The embedder's own texts/s on this run's chunks (``field`` + newline + text, what a field chunk's embedder
+    input is; up to ``n`` of them, batches of 64): the rate the vector lane is compared with."""
+    import duckdb
+
+    from esc.agents.embedding import get_embedder
+
+    path = next((state / "embedded").glob("graph*.duckdb"), None)
+    if path is None:
+        return None
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        texts = [f"{f}\n{t}" for f, t in con.execute(f"SELECT field, text FROM chunks ORDER BY id LIMIT {int(n)}").fetchall()]
+    finally:
+        con.close()
+    if len(texts) < 64:
+        return None
+    embedder = get_embedder()
+    embedder.embed(texts[:64])  # loads the model
+    t0 = time.perf_counter()
+    for i in range(0, len(texts), 64):
+        embedder.embed(texts[i : i + 64])
+    return round(len(texts) / (time.perf_counter() - t0), 1)
+
+
 def graph_counts(state: Path) -> dict[str, Any]:
     """What the embedded graph holds: nodes per label (stubs apart), SourceRecords, edges per type, chunks."""
     import duckdb
@@ -118,11 +145,18 @@ def child(sf: str, profile: str) -> dict[str, Any]:
             prof.disable()
             prof.dump_stats(profile)
         records = sum(row_counts(folder).values())
+        import resource
+
         import esc
 
+        structured = getattr(summary, "structured_seconds", None)  # absent before the columnar path
         return {"esc": str(Path(esc.__file__).resolve().parent.parent), "seconds": round(seconds, 2), "records": records, "records_per_s": round(records / seconds),
+                "structured_seconds": structured, "columnar_files": getattr(summary, "columnar_files", 0),
+                "vector_chunks": getattr(summary, "vector_chunks", 0), "vector_seconds": getattr(summary, "vector_seconds", 0.0),
+                "rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
                 "written": summary.written + summary.backfilled, "contract_version": summary.contract_version,
-                "dead": summary.dead, "graph": graph_counts(root / "state")}  # fmt: skip
+                "dead": summary.dead, "graph": graph_counts(root / "state"),
+                "embedder_on_chunks": chunk_rate(root / "state")}  # fmt: skip
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -170,6 +204,19 @@ def show(name: str, r: dict[str, Any], limit: dict[str, Any], rate: dict[str, An
     print(f"{name:24s} ({r['esc']})")
     print(f"{'':24s} {r['seconds']:8.2f} s  {r['records_per_s']:7d} rec/s  v{r['contract_version']}  "
           f"written {r['written']}/{r['records']}  dead {r['dead']}  ({ratio:.3f}x of DuckDB's own load)")  # fmt: skip
+    st = r.get("structured_seconds")
+    if st:
+        print(f"{'':24s} structured records written at {st:.2f} s: {round(r['records'] / st):7d} rec/s to structured "
+              f"completion; {r['records_per_s']} rec/s with vectors caught up; {r['columnar_files']} files columnar")
+    own = r.get("embedder_on_chunks")
+    if own:
+        print(f"{'':24s} the embedder alone on this run's chunk inputs: {own} texts/s")
+    if r.get("vector_seconds"):
+        vps = r["vector_chunks"] / r["vector_seconds"]
+        print(f"{'':24s} vector lane: {r['vector_chunks']} chunks in {r['vector_seconds']:.2f} s after the structured rows "
+              f"(chunking, embedding, storing): {vps:.0f} vectors/s, {vps / (own or rate['texts_per_s']):.2f}x of the "
+              f"embedder's own rate on them")  # fmt: skip
+    print(f"{'':24s} peak RSS {r.get('rss_mb', '?')} MB")
     g = r.get("graph") or {}
     if g:
         print(f"{'':24s} nodes {sum(g['nodes'].values())} {g['nodes']}  stubs {g['stubs']}  source_records "

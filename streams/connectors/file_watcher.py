@@ -111,6 +111,9 @@ class FileWatcher(FileBatches):
         self._scan_path = state_dir / "connector" / "scan.json"
         self._scan: dict[str, Any] | None = None  # {"id": ..., "members": [[source, file], ...]} while scanning
         self._announced: str | None = None  # the scan whose opening this process sent
+        # The embedded runtime's columnar path (streams/runtime/embedded_columnar.py): delivers a whole file and
+        # returns its record keys and records per source, or None when the file must be read record by record.
+        self.columnar: Callable[[SourceFile, str], Awaitable[tuple[list[str], Counter[str]] | None]] | None = None
         self._batch: FileBatch | None = None  # files delivered together (batched)
 
     # -- public --------------------------------------------------------------------------------------------------
@@ -308,6 +311,10 @@ class FileWatcher(FileBatches):
         """Emit every record of the file (a corpus member's top-level records name their file in
         ``FILE_FIELD``); returns the record keys it produced."""
         await self._open_scan()
+        done = await self.columnar(sf, digest) if self.columnar is not None and not corpus else None
+        if done is not None:
+            await self._complete(SourceComplete.for_file(sf.rel, done[1], digest, self._scan_members(sf.rel, done[1])))
+            return done[0]
         items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
         counts: Counter[str] = Counter()

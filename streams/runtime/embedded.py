@@ -9,6 +9,9 @@ from pathlib import Path
 from esc.agents.embedding import Embedder, get_embedder
 from esc.agents.stores.base import GraphStore, VectorStore
 from esc.settings import Settings
+from esc.streams.runtime.embedded_columnar import (
+    columnar_lane as columnar_lane,  # re-exported for inprocess.py
+)
 from esc.streams.runtime.inprocess import INGEST_SETTLE, InProcessRuntime, Progress
 from esc.streams.runtime.inprocess_bus import InProcessBus
 from esc.streams.runtime.inprocess_files import RunSummary, state_folder

@@ -340,6 +340,7 @@ class InProcessRuntime:
         gone = [root / rel for rel in sorted(self.watcher.manifest.hashes) if rel not in here]
         total = len(present) + len(gone)
         self.watcher.begin_scan()  # one scan: its sources settle together, in whatever order files are read
+        lane = columnar_lane(self)  # CSV files as whole tables, unless ESC_COLUMNAR=false (embedded_columnar.py)
         stable = await self.watcher.settle_all(present)
         async with self.watcher.batched():  # one flush (a pump) and one send of completions per batch of files
             for i, path in enumerate([*present, *gone], start=1):
@@ -351,6 +352,7 @@ class InProcessRuntime:
                 if progress is not None:
                     progress(path.relative_to(root).as_posix(), i, total)
         await self.watcher.end_scan()
+        await lane.finish(t0) if lane is not None else None  # the columnar files, once their sources settled
         await self.tick()
         await self.drain()
         await self.stop()
@@ -395,4 +397,4 @@ class InProcessRuntime:
         await serve(self, host, port, tick_seconds, token)
 
 
-from esc.streams.runtime.embedded import ingest_embedded, open_runtime  # noqa: E402  (re-exported; they build the runtime above)
+from esc.streams.runtime.embedded import columnar_lane, ingest_embedded, open_runtime  # noqa: E402  (they build on the runtime above)

@@ -48,6 +48,11 @@ class RunSummary:
     contract_version: int = 0
     diffs: list[dict[str, Any]] = field(default_factory=list)  # schema-diff CloudEvents published in this run
     seconds: float = 0.0
+    structured_seconds: float | None = None  # until every structured record was written (the columnar path)
+    columnar_files: int = 0  # files that took the columnar path (streams/runtime/embedded_columnar.py)
+    columnar_records: int = 0  # their records (logged and profiled per file, never on the in-process records topic)
+    vector_chunks: int = 0  # text chunks its vector lane embedded after the structured rows, and in how long
+    vector_seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         out = self.__dict__.copy()
