@@ -11,43 +11,17 @@ afterwards.
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from bench.many_sources import _drop_topics, _group_cpu  # the same measurements as the many-sources bench
 from esc.contract.entities import entity_name
 from tests.hostile import Case, Env
 from tests.hostile.model import csv_text, write
 from tests.hostile.runner import build_drop, good_rows
-
-
-def _group_cpu(pgid: int) -> float:
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid:
-            total += int(fields[11]) + int(fields[12])
-    return total / tick
-
-
-async def _drop_topics(bootstrap: str, prefix: str) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient
-
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=15000)
-    await admin.start()
-    try:
-        mine = [t for t in await admin.list_topics() if t.startswith(prefix)]
-        if mine:
-            await admin.delete_topics(mine)
-    finally:
-        await admin.close()
 
 
 def run_case(case: Case | None, driver: Any, bootstrap: str, timeout: float = 300.0) -> dict[str, Any]:
