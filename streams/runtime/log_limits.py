@@ -13,11 +13,13 @@ from collections.abc import Callable
 
 WINDOW_SECONDS = 60.0
 _DIGITS = re.compile(r"\d+")
-NOISY = ("aiokafka", "kafka", "neo4j", "weaviate", "grpc", "httpx")  # clients that log per attempt
+NOISY = ("aiokafka", "kafka", "neo4j", "weaviate", "grpc", "httpx", "faust.transport.producer")
+"""Loggers of clients that log per attempt (faust's producer buffer logs a line per flush while it drains a
+backlog, e.g. the changelogs of the shared tables after Kafka returns)."""
 
 
 SERVES = {"aiokafka": "kafka", "kafka": "kafka", "neo4j": "neo4j", "weaviate": "weaviate", "grpc": "weaviate",
-          "httpx": "weaviate"}  # fmt: skip
+          "httpx": "weaviate", "faust.transport.producer": "kafka"}  # fmt: skip
 """Which dependency a client logger talks to: while ESC has reported that dependency down (one line, then a
 summary every 30 s), the client's own per-attempt lines say nothing new and are held back."""
 
@@ -49,7 +51,8 @@ class RepeatFilter(logging.Filter):
         return bool(verdict)
 
     def _decide(self, record: logging.LogRecord) -> bool:
-        dep = SERVES.get(record.name.split(".", 1)[0])
+        dep = SERVES.get(record.name.split(".", 1)[0]) or next(
+            (d for p, d in SERVES.items() if "." in p and record.name.startswith(p)), None)
         if dep is not None and self._down(dep):
             self.held_while_down += 1
             return False

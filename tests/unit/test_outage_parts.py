@@ -63,6 +63,19 @@ def test_a_repeated_info_template_passes_once_per_window_but_different_info_line
     assert flt.filter(record("aiokafka.consumer.group_coordinator", "Discovered coordinator 1", logging.INFO))
 
 
+def test_the_faust_producers_drain_lines_count_as_kafka_client_lines_but_other_faust_lines_pass() -> None:
+    down = {"kafka"}
+    flt = RepeatFilter(window=60, clock=Clock(), down=lambda d: d in down, burst=3)
+    drain = [record("faust.transport.producer", f"producer buffer full size {n}", logging.WARNING) for n in range(50)]
+    assert not any(flt.filter(r) for r in drain)  # held while Kafka is reported down
+    down.clear()
+    flushes = [record("faust.transport.producer", f"producer flush took 0.0{n}", logging.INFO) for n in range(50)]
+    assert sum(flt.filter(r) for r in flushes) == 1  # one template, once per window
+    fulls = [record("faust.transport.producer", f"producer buffer full size {n}", logging.WARNING) for n in range(50)]
+    assert sum(flt.filter(r) for r in fulls) == 3  # the kafka clients' budget
+    assert all(flt.filter(record("faust.agents.agent", f"Agent crashed {n}")) for n in range(5))  # not a client
+
+
 def test_call_retries_transient_errors_marks_the_dependency_and_raises_others_at_once() -> None:
     dep = Dependency("neo4j-test")
     attempts = {"n": 0}
