@@ -126,6 +126,10 @@ def test_kill9_at_ten_random_moments_on_sakila_converges_to_a_clean_run(
     children: list[int] = []  # how many processes each killed worker had started
     try:
         drop_with_prose(worker.data)
+        assert worker.proc is not None
+        proc = worker.proc  # the first kill comes once profiling runs in its child (a worker's start can take longer
+        # than the longest moment on a loaded machine, and then no kill would test the orphan check)
+        poll(lambda: descendants(proc.pid), bool, 60, "the worker's profiling child", worker.log)
         for _ in range(KILLS):
             moments.append(round(rng.uniform(0.5, 8.0), 1))
             time.sleep(moments[-1])
