@@ -61,7 +61,7 @@ class Operand:
     links: dict[Element, float]  # attribute -> phrase score
     start: int  # token span of the phrase
     end: int
-    strong: bool = True  # named well (score >= STRONG) and not also a type's name ("tracks")
+    strong: bool = True  # named well (score >= STRONG) and not also a type's name (a plural that names an entity type)
 
 
 @dataclass(frozen=True)
