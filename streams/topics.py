@@ -27,3 +27,11 @@ ANSWERS = TopicSpec("answers", key="request id", value="Answer")
 DLQ = TopicSpec("dlq", key="source", value="DeadLetter")
 
 ALL: tuple[TopicSpec, ...] = (RECORDS, SCHEMA_DIFFS, SCHEMA_CONTRACTS, QUERIES, ANSWERS, DLQ)
+
+PROFILES = TopicSpec("profiles", key="source | scan | examples | tick", value="profile update (internal to workers)")
+"""The Faust workers' internal topic from the profilers to the single contract agent (one partition)."""
+
+WORKER: tuple[TopicSpec, ...] = (*ALL, PROFILES)
+"""Every topic a Faust worker subscribes to that ESC names itself: created, and visible in the broker's metadata,
+before the worker's consumer subscribes (a topic missing from the first metadata is only assigned after the
+consumer's next metadata refresh)."""

@@ -90,6 +90,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         broker_rebalance_timeout=5,
         broker_request_timeout=30,
         broker_commit_interval=0.5,
+        # A topic the consumer's first metadata misses (one Faust creates just before subscribing: a table's
+        # changelog) is assigned only at the next metadata refresh: 5 minutes by default.
+        consumer_metadata_max_age_ms=10_000,
         producer_acks=-1,
         producer_max_request_size=32 << 20,  # the broker allows 32 MiB (ops/kafka/server.properties)
         producer_max_batch_size=1 << 20,  # per partition: 16 KiB (the default) is ~25 records of a wide table
@@ -122,7 +125,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     diffs_topic = topic(topics.SCHEMA_DIFFS)
     contracts_topic = topic(topics.SCHEMA_CONTRACTS)
     profiles_topic = app.topic(
-        f"{prefix}.profiles", key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
+        topics.PROFILES.name(prefix), key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
         partitions=1, internal=True,
     )
     # One partition, written only by the single contract agent (see save_state).
@@ -380,7 +383,7 @@ def run_worker(settings: Settings, data_dir: Path | None, loglevel: str = "info"
     """Run a worker in the foreground until SIGTERM / Ctrl-C."""
     from esc.streams.runtime.kafka_io import ensure_topics
 
-    asyncio.run(ensure_topics(settings))  # source topics must exist before the consumers subscribe
+    asyncio.run(ensure_topics(settings, topics.WORKER))  # visible to the consumer before it subscribes
     app = build_app(settings, data_dir)
     tune_gc()
     faust.Worker(app, loglevel=loglevel, quiet=True).execute_from_commandline()

@@ -6,6 +6,7 @@ backfill replay of ``esc.records`` and the contract feed every worker keeps.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
@@ -32,8 +33,14 @@ def _topic_config(spec: topics.TopicSpec) -> dict[str, str]:
     return {}
 
 
-async def ensure_topics(settings: Settings, specs: Sequence[topics.TopicSpec] = topics.ALL) -> None:
-    """Create ESC's topics with their partitions and cleanup policies if they are missing."""
+async def ensure_topics(
+    settings: Settings, specs: Sequence[topics.TopicSpec] = topics.ALL, visible_within: float = 30.0
+) -> None:
+    """Create ESC's topics with their partitions and cleanup policies if they are missing, and wait until the
+    broker's metadata lists every one of them: a consumer subscribing right after a creation the metadata does not
+    show yet is assigned nothing of that topic until its next metadata refresh (seen: the profiles topic missing
+    for five minutes on a loaded machine, so no contract was published)."""
+    names = {spec.name(settings.topic_prefix) for spec in specs}
     admin = AIOKafkaAdminClient(bootstrap_servers=settings.kafka_bootstrap, request_timeout_ms=15000)
     await admin.start()
     try:
@@ -48,8 +55,18 @@ async def ensure_topics(settings: Settings, specs: Sequence[topics.TopicSpec] = 
                 await admin.create_topics(new)
             except TopicAlreadyExistsError:
                 pass
+            await _until_listed(admin, names, visible_within)
     finally:
         await admin.close()
+
+
+async def _until_listed(admin: AIOKafkaAdminClient, names: set[str], within: float) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while missing := names - set(await admin.list_topics()):
+        if loop.time() > deadline:
+            raise RuntimeError(f"Kafka created but does not list the topics {sorted(missing)} after {within:.0f} s")
+        await asyncio.sleep(0.1)
 
 
 def producer(settings: Settings) -> AIOKafkaProducer:

@@ -39,9 +39,7 @@ def test_two_app_ids_on_one_stack_have_disjoint_graphs(kafka_bootstrap: str, neo
             body = "".join(f"{i},{n},{m}\n" for i, n, m in rows[w])
             (w.data / f"{source}.csv").write_text("id,name,moons\n" + body, "utf-8")
         for w in (a, b):
-            # 300 s: the first test on a fresh stack also waits for the shared tables' changelog topics (one full run
-            # out of two timed out at 120 s with an empty graph; the same test passes in ~20 s on a warm stack)
-            poll(lambda w=w: names(w), lambda got, w=w: got == [n for _, n, _ in rows[w]], 300, "each app's graph", w.log)
+            poll(lambda w=w: names(w), lambda got, w=w: got == [n for _, n, _ in rows[w]], 120, "each app's graph", w.log)
         assert a.label("x") != b.label("x")
         got = ask(a, "How many planets are there?")  # each app counts its own nodes only
         assert got["answer"] == 3 and got["citations"][0]["source"] == source, got
