@@ -22,6 +22,7 @@ from esc.contract.entities import entity_name
 from tests.hostile import Case, Env
 from tests.hostile.model import csv_text, write
 from tests.hostile.runner import build_drop, good_rows
+from tests.integration.worker import wipe_graph
 
 
 def run_case(case: Case | None, driver: Any, bootstrap: str, timeout: float = 300.0) -> dict[str, Any]:
@@ -52,7 +53,6 @@ def run_case(case: Case | None, driver: Any, bootstrap: str, timeout: float = 30
         return {"seconds": round(seconds, 2), "cpu": round(_group_cpu(worker.proc.pid), 1)}
     finally:
         worker.stop()
-        driver.execute_query("MATCH (n) WHERE any(l IN labels(n) WHERE l STARTS WITH $ns) DETACH DELETE n",
-                             ns=worker.label(""))  # fmt: skip
+        wipe_graph(driver, worker.label(""))  # nodes and constraints: leftovers slow the next run's constraints
         asyncio.run(_drop_topics(bootstrap, worker.app_id))
         shutil.rmtree(root, ignore_errors=True)

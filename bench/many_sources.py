@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests.integration.worker (the graph wipe)
 ROWS = 4
 
 
@@ -144,6 +145,7 @@ def child_faust(files: int, timeout: float, spy: str | None = None) -> dict[str,
     from neo4j import GraphDatabase
 
     from esc.settings import load
+    from tests.integration.worker import wipe_graph
 
     settings = load()
     run = f"many{uuid.uuid4().hex[:8]}"
@@ -198,8 +200,7 @@ def child_faust(files: int, timeout: float, spy: str | None = None) -> dict[str,
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-        driver.execute_query("MATCH (n) WHERE any(l IN labels(n) WHERE l STARTS WITH $ns) DETACH DELETE n",
-                             ns=f"{run}__")  # fmt: skip
+        wipe_graph(driver, f"{run}__")  # nodes and constraints: leftovers slow the next run's constraints
         driver.close()
         asyncio.run(_drop_topics(settings.kafka_bootstrap, run))
         shutil.rmtree(root, ignore_errors=True)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar, cast
 
-WRITERS = 1
+WRITERS = 2
 """Statements at most in flight at once (sessions of the driver's pool). 1 (the lanes run in turn) until the outage
 reporting is per batch: with 4, a Neo4j outage during ingest logged 92 lines (the lanes flip the dependency's
 reported state out of order and each lane's driver retries log on their own; tests/integration/test_outages.py

@@ -4,7 +4,7 @@ retry briefly, then fail with a clear error.
 
 Each store is a ``Dependency`` whose state the worker reports on ``/readyz`` and ``esc_dependency_up``; the log
 gets one line when it goes down, one when it is back, and a summary every ``SUMMARY_SECONDS`` in between, never a
-line per failed call.
+line per failed call (nor for a blip: ``BLIP_SECONDS``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,11 @@ Transient = Callable[[BaseException], bool]
 SUMMARY_SECONDS = 30.0
 WAIT = wait_exponential_jitter(multiplier=0.2, max=5.0, jitter=0.5)  # 0.2 s, 0.4 s, ... up to 5 s
 READ_ATTEMPTS = 3
+BLIP_SECONDS = 2.0
+BLIP_FAILURES = 3
+"""An outage is logged once it lasted BLIP_SECONDS or BLIP_FAILURES failed calls: a server going down or coming up
+fails one call while the next one succeeds (concurrent calls saw both within a second), and each such blip cost two
+log lines. ``up`` (``/readyz``, ``esc_dependency_up``) flips at once all the same."""
 
 
 class Dependency:
@@ -44,6 +49,7 @@ class Dependency:
         self.failures = 0  # failed calls in the current outage
         self.error = ""
         self._summarized = self.since
+        self._logged = False  # the current outage's first line was written
         metrics.DEPENDENCY_UP.labels(name).set(1)
 
     def failed(self, exc: BaseException | None) -> None:
@@ -52,10 +58,12 @@ class Dependency:
             self.failures += 1
             self.error = f"{type(exc).__name__}: {exc}"[:300] if exc is not None else "unknown error"
             if self.up:
-                self.up, self.since, self._summarized = False, now, now
+                self.up, self.since, self._logged = False, now, False
                 metrics.DEPENDENCY_UP.labels(self.name).set(0)
+            if not self._logged and (now - self.since >= BLIP_SECONDS or self.failures >= BLIP_FAILURES):
+                self._logged, self._summarized = True, now
                 log.warning("%s is unreachable (%s): writes wait and retry with backoff", self.name, self.error)
-            elif now - self._summarized >= SUMMARY_SECONDS:
+            elif self._logged and now - self._summarized >= SUMMARY_SECONDS:
                 self._summarized = now
                 log.warning("%s still unreachable after %.0f s (%d failed attempts): %s", self.name, now - self.since,
                             self.failures, self.error)  # fmt: skip
@@ -66,8 +74,9 @@ class Dependency:
         now = self._clock()
         with self._lock:
             if not self.up:
-                log.warning("%s is reachable again after %.0f s (%d failed attempts)", self.name, now - self.since,
-                            self.failures)  # fmt: skip
+                if self._logged:
+                    log.warning("%s is reachable again after %.0f s (%d failed attempts)", self.name,
+                                now - self.since, self.failures)  # fmt: skip
                 self.up, self.since, self.failures, self.error = True, now, 0, ""
                 metrics.DEPENDENCY_UP.labels(self.name).set(1)
 

@@ -90,6 +90,22 @@ def prometheus_url(stack_settings: Settings) -> str:
     return url
 
 
+@pytest.fixture(autouse=True)
+def _wipe_worker_graphs(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After each test, the graphs (nodes and constraints) of the workers it made: tests delete their nodes, but
+    leftover constraints made every later constraint slower (tests/integration/worker.py ``wipe_graph``)."""
+    from tests.integration.worker import CREATED, wipe_graph
+
+    before = len(CREATED)
+    yield
+    made = CREATED[before:]
+    if made:
+        driver = request.getfixturevalue("neo4j_driver")
+        for w in made:
+            wipe_graph(driver, w.label(""))
+        del CREATED[before:]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every test in this folder needs the real stack: mark it ``integration`` even if its module forgot to, so
     ``-m "not integration"`` never runs it against servers that are not there."""

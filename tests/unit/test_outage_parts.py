@@ -66,14 +66,24 @@ def test_a_repeated_info_template_passes_once_per_window_but_different_info_line
 def test_the_faust_producers_drain_lines_count_as_kafka_client_lines_but_other_faust_lines_pass() -> None:
     down = {"kafka"}
     flt = RepeatFilter(window=60, clock=Clock(), down=lambda d: d in down, burst=3)
-    drain = [record("faust.transport.producer", f"producer buffer full size {n}", logging.WARNING) for n in range(50)]
+    drain = [
+        record("faust.transport.producer", f"producer buffer full size {n}", logging.WARNING)
+        for n in range(50)
+    ]
     assert not any(flt.filter(r) for r in drain)  # held while Kafka is reported down
     down.clear()
-    flushes = [record("faust.transport.producer", f"producer flush took 0.0{n}", logging.INFO) for n in range(50)]
+    flushes = [
+        record("faust.transport.producer", f"producer flush took 0.0{n}", logging.INFO) for n in range(50)
+    ]
     assert sum(flt.filter(r) for r in flushes) == 1  # one template, once per window
-    fulls = [record("faust.transport.producer", f"producer buffer full size {n}", logging.WARNING) for n in range(50)]
+    fulls = [
+        record("faust.transport.producer", f"producer buffer full size {n}", logging.WARNING)
+        for n in range(50)
+    ]
     assert sum(flt.filter(r) for r in fulls) == 3  # the kafka clients' budget
-    assert all(flt.filter(record("faust.agents.agent", f"Agent crashed {n}")) for n in range(5))  # not a client
+    assert all(
+        flt.filter(record("faust.agents.agent", f"Agent crashed {n}")) for n in range(5)
+    )  # not a client
 
 
 def test_call_retries_transient_errors_marks_the_dependency_and_raises_others_at_once() -> None:
@@ -142,3 +152,30 @@ def test_a_record_seen_by_two_handlers_is_decided_once_and_formats_cleanly() -> 
         logging.Formatter("%(message)s").format(rec)
         == "Got error x (3 similar lines in the last 60 s not shown)"
     )
+
+
+def test_a_blip_flips_readiness_but_logs_nothing_and_an_outage_logs_once_each_way(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = Clock()
+    dep = Dependency("neo4j-blip", clock=clock)
+    with caplog.at_level(logging.WARNING, logger="esc.agents.stores.resilient"):
+        dep.failed(ConnectionError("refused"))  # a server going down: one call fails, the next one succeeds
+        assert not dep.up and readiness({"neo4j-blip": dep})["ready"] is False
+        clock.t += 0.5
+        dep.ok()
+        assert dep.up and caplog.records == []
+        dep.failed(ConnectionError("refused"))  # a real outage: failures for longer than BLIP_SECONDS
+        clock.t += 1.0
+        dep.failed(ConnectionError("refused"))
+        assert caplog.records == []
+        clock.t += 1.5
+        dep.failed(ConnectionError("refused"))
+        for _ in range(5):
+            clock.t += 1.0
+            dep.failed(ConnectionError("refused"))
+        dep.ok()
+    assert [r.getMessage().split(" (")[0] for r in caplog.records] == [
+        "neo4j-blip is unreachable",
+        "neo4j-blip is reachable again after 8 s",
+    ]
