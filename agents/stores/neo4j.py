@@ -21,7 +21,15 @@ from esc.agents.stores.base import GraphStore
 from esc.agents.stores.cypher import ident, to_properties
 from esc.agents.stores.neo4j_chunks import Neo4jChunks
 from esc.agents.stores.neo4j_lanes import run_lanes
-from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, build
+from esc.agents.stores.neo4j_statements import (
+    DERIVED_FROM,
+    FIRST_ROWS,
+    First,
+    entity_query,
+    fold,
+    packed,
+)
+from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
 try:
     import neo4j
@@ -29,7 +37,6 @@ except ImportError as exc:  # pragma: no cover - depends on the install
     raise ImportError("the Neo4j store needs the 'stack' extra: pip install 'esc-contracts[stack]'") from exc
 
 SOURCE_RECORD = "SourceRecord"
-DERIVED_FROM = "DERIVED_FROM"
 DEFAULT_APP_ID = "esc"
 WRITE_BATCH = 5000
 """Rows per ``UNWIND`` transaction: a backfill hands over a whole deferred source at once, and one transaction of
@@ -52,110 +59,6 @@ def _constraint_name(label: str, props: Sequence[str]) -> str:
     return f"esc_key_{digest}"
 
 
-EdgeSig = tuple[bool, str, str, tuple[str, ...]]
-"""An edge kind folded into an entity statement: (outgoing from the entity, type, other label, other key names)."""
-MAX_FOLDED = 16
-"""Edge kinds folded into one entity statement at most (a source has a few FKs and one parent); more go apart."""
-Group = tuple[list[EdgeSig], list[dict[str, Any]]]
-
-
-def _node(label: str, key: dict[str, Any]) -> tuple[Any, ...] | None:
-    node = (label, tuple(sorted(key.items())))
-    try:
-        hash(node)
-    except TypeError:
-        return None
-    return node
-
-
-def _fold(entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> tuple[dict[tuple[str, tuple[str, ...]], Group], list[EdgeWrite]]:
-    """Statement parameters per (label, key names): each row's entity, provenance and, for every edge kind of
-    the group, the other end's key values (or null); plus the edges that touch no entity of the batch."""
-    at: dict[tuple[Any, ...], int] = {}
-    for i, row in enumerate(entities):
-        node = _node(row.label, row.key)
-        if node is not None:
-            at.setdefault(node, i)  # a node written twice in a batch: its edges go with the first row
-    attached: dict[int, list[tuple[EdgeSig, list[Any]]]] = defaultdict(list)
-    rest: list[EdgeWrite] = []
-    for e in edges:
-        hit = at.get(_node(e.from_label, e.from_key) or ())
-        if hit is not None and entities[hit].contract_version == e.contract_version:
-            attached[hit].append(((True, e.type, e.to_label, tuple(e.to_key)), list(e.to_key.values())))
-            continue
-        hit = at.get(_node(e.to_label, e.to_key) or ())
-        if hit is not None and entities[hit].contract_version == e.contract_version:
-            attached[hit].append(((False, e.type, e.from_label, tuple(e.from_key)), list(e.from_key.values())))
-            continue
-        rest.append(e)
-    sigs: dict[tuple[str, tuple[str, ...]], dict[EdgeSig, int]] = defaultdict(dict)
-    for i, pairs in attached.items():
-        known = sigs[(entities[i].label, tuple(entities[i].key))]
-        for sig, _ in pairs:
-            if sig not in known and len(known) < MAX_FOLDED:
-                known[sig] = len(known)
-    groups: dict[tuple[str, tuple[str, ...]], Group] = {}
-    for i, row in enumerate(entities):
-        key_names = tuple(row.key)
-        gkey = (row.label, key_names)
-        known = sigs.get(gkey, {})
-        if gkey not in groups:
-            groups[gkey] = (list(known), [])
-        slots: list[Any] = [None] * len(known)
-        for sig, values in attached.get(i, ()):
-            j = known.get(sig)
-            if j is None or slots[j] is not None:  # beyond MAX_FOLDED, or a second edge of one kind: apart
-                rest.append(_edge_of(row, sig, values))
-            else:
-                slots[j] = values
-        groups[gkey][1].append(
-            {
-                "key": [row.key[k] for k in key_names],
-                "props": to_properties(row.properties),
-                "sid": row.provenance.sid,
-                "source": row.provenance.source,
-                "record_id": row.provenance.record_id,
-                "location": row.provenance.location,
-                "file": row.provenance.file,
-                "v": row.contract_version,
-                "e": slots,
-            }
-        )
-    return groups, rest
-
-
-def _edge_of(row: EntityWrite, sig: EdgeSig, values: list[Any]) -> EdgeWrite:
-    outgoing, rtype, other, other_key = sig
-    there = dict(zip(other_key, values, strict=True))
-    ends = (row.label, row.key, other, there) if outgoing else (other, there, row.label, row.key)
-    return build(
-        EdgeWrite,
-        type=rtype, from_label=ends[0], from_key=ends[1], to_label=ends[2], to_key=ends[3],
-        contract_version=row.contract_version,
-    )
-
-
-def _entity_query(label: str, key_names: tuple[str, ...], sigs: Sequence[EdgeSig], source_record: str) -> str:
-    merge_map = ", ".join(f"{ident(k)}: row.key[{i}]" for i, k in enumerate(key_names))
-    parts = [
-        "UNWIND $rows AS row "
-        f"MERGE (s:{ident(source_record)} {{sid: row.sid}}) "
-        "SET s.source = row.source, s.record_id = row.record_id, s.location = row.location, s.file = row.file "
-        f"MERGE (n:{ident(label)} {{{merge_map}}}) "
-        "SET n += row.props, n._contract_version = row.v, n._stub = null "
-        f"MERGE (n)-[:{DERIVED_FROM}]->(s)"
-    ]
-    for j, (outgoing, rtype, other, other_key) in enumerate(sigs):
-        other_map = ", ".join(f"{ident(k)}: t[{i}]" for i, k in enumerate(other_key))
-        rel = f"(n)-[r{j}:{ident(rtype)}]->(o{j})" if outgoing else f"(o{j})-[r{j}:{ident(rtype)}]->(n)"
-        parts.append(
-            f"FOREACH (t IN CASE WHEN row.e[{j}] IS NULL THEN [] ELSE [row.e[{j}]] END | "
-            f"MERGE (o{j}:{ident(other)} {{{other_map}}}) ON CREATE SET o{j}._stub = true "
-            f"MERGE {rel} SET r{j}._contract_version = row.v)"
-        )
-    return " ".join(parts)
-
-
 class Neo4jGraphStore(Neo4jChunks, GraphStore):
     namespace = ""  # the label prefix of this app's graph (``label_namespace``)
 
@@ -169,6 +72,7 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         )
         self._database = database
         self._known_constraints: set[tuple[str, tuple[str, ...]]] = set()
+        self._planned: set[tuple[str, tuple[str, ...]]] = set()  # entity types written here once (FIRST_TOGETHER)
         self.namespace = namespace
         self.ensure_entity_key(SOURCE_RECORD, ["sid"])
 
@@ -209,25 +113,49 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         entity of the batch is MERGEd in that entity's statement (``FOREACH`` per edge kind, skipped where the
         row has no such edge): the entity is already matched there, so the edge costs one index seek (the other
         end) instead of two plus a statement of its own. Other edges go through ``upsert_edges``."""
-        groups, rest = _fold(entities, edges)
+        groups, rest = fold(entities, edges)
         self.ensure_entity_keys([(label, key_names) for label, key_names in groups]
                                 + [(o, ok) for sigs, _ in groups.values() for _, _, o, ok in sigs])  # fmt: skip
         written = folded = 0
         alone: list[Callable[[], None]] = []  # statements with folded edges: they touch other labels' nodes
         jobs: list[Callable[[], None]] = []
         touches: list[set[Hashable]] = []
+        first: list[First] = []  # new small types' first rows: a few types per statement
         for (label, key_names), (sigs, params) in groups.items():
-            stored = [(out, rtype, self.namespace + other, ok) for out, rtype, other, ok in sigs]
-            query = _entity_query(self.namespace + label, key_names, stored, self.namespace + SOURCE_RECORD)
-            (alone if sigs else jobs).append(lambda q=query, rows=params: self._write_rows(q, rows))  # type: ignore[misc]
-            if not sigs:
-                touches.append({label, *(("sid", row["sid"]) for row in params)})
             written += len(params)
             folded += sum(1 for row in params for t in row["e"] if t is not None)
+            if not sigs and (label, key_names) not in self._planned and len(params) <= min(FIRST_ROWS, WRITE_BATCH):
+                first.append(((label, key_names), params))
+                continue
+            stored = [(out, rtype, self.namespace + other, ok) for out, rtype, other, ok in sigs]
+            query = entity_query(self.namespace + label, key_names, stored, self.namespace + SOURCE_RECORD)
+            if sigs:  # statements with folded edges touch other labels' nodes: alone, after the lanes
+                alone.append(lambda q=query, rows=params: self._write_rows(q, rows))  # type: ignore[misc]
+            else:
+                jobs.append(lambda q=query, rows=params: self._write_rows(q, rows))  # type: ignore[misc]
+                touches.append({label, *(("sid", row["sid"]) for row in params)})
+        for part in packed(first, WRITE_BATCH):
+            jobs.append(lambda p=part: self._write_first(p))  # type: ignore[misc]
+            touches.append({t for (label, _), params in part for t in (label, *(("sid", r["sid"]) for r in params))})
         run_lanes(jobs, touches)  # entity types at once (agents/stores/neo4j_lanes.py)
         for job in alone:
             job()
         return written, folded + (self.upsert_edges(rest) if rest else 0)
+
+    def _write_first(self, part: list[First]) -> None:
+        """The first rows of a few new entity types in one statement (``FIRST_TOGETHER``)."""
+        sr = self.namespace + SOURCE_RECORD
+        if len(part) == 1:
+            (label, key_names), rows = part[0]
+            self._write_rows(entity_query(self.namespace + label, key_names, [], sr), rows)
+        else:
+            query = " ".join(
+                f"CALL () {{ {entity_query(self.namespace + label, key_names, [], sr, param=f'rows{j}')} }}"
+                for j, ((label, key_names), _) in enumerate(part)
+            )
+            params = {f"rows{j}": rows for j, (_, rows) in enumerate(part)}
+            self._driver.execute_query(query, parameters_=params, database_=self._database)
+        self._planned.update(key for key, _ in part)
 
     def _write_rows(self, query: str, rows: list[dict[str, Any]]) -> None:
         for part in chunks(rows):

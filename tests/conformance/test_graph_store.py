@@ -221,3 +221,19 @@ def test_typed_comparisons(graph_store: GraphStore, names: Names) -> None:
     assert sorted(r.values["id"] for r in lookup(graph_store, label, "v", "1", ["id"])) == [2]
     assert sorted(r.values["id"] for r in lookup(graph_store, label, "v", True, ["id"])) == [4]
     assert sorted(r.values["id"] for r in lookup(graph_store, label, "v", 0.5, ["id"], op="gt")) == [1, 3]
+
+
+def test_many_new_types_in_one_batch_each_land_with_provenance_and_merge_on_a_second_batch(
+    graph_store: GraphStore, names: Names
+) -> None:
+    """A batch of 23 new small entity types (the Neo4j store writes new types' first rows a few per statement),
+    then a second batch of the same types: every node once, with its source record, odd label names included."""
+    labels = [names.label(f"Kind{i}" if i % 5 else f"Kind {i}`x") for i in range(23)]
+    src = names.source("kinds")
+    batch = [entity(lb, {"id": j}, {"v": f"{i}-{j}"}, src, i * 10 + j) for i, lb in enumerate(labels) for j in range(3)]
+    assert graph_store.upsert_entities(batch) == 69
+    again = [entity(lb, {"id": j}, {"w": j}, src, i * 10 + j) for i, lb in enumerate(labels) for j in range(2, 4)]
+    assert graph_store.upsert_entities(again) == 46
+    assert [graph_store.count(lb) for lb in labels] == [4] * 23
+    found = lookup(graph_store, labels[5], "id", 2, ["v", "w"])
+    assert [r.values for r in found] == [{"v": "5-2", "w": 2}] and cites(found) == {cite(src, 52)}

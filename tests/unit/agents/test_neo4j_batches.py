@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("neo4j")
 
 from esc.agents.stores import neo4j as store
+from esc.agents.stores import neo4j_statements as statements
 from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
 
@@ -31,7 +32,17 @@ def make_store(monkeypatch: pytest.MonkeyPatch, batch: int) -> tuple[store.Neo4j
     s._driver = drv  # type: ignore[assignment]
     s._database = None
     s._known_constraints = set()
+    s._planned = set()
     return s, drv
+
+
+def written_rows(drv: FakeDriver) -> list[list[dict[str, Any]]]:
+    """The rows of every entity statement: ``rows``, or ``rows0``, ``rows1``... of new types written together."""
+    out: list[list[dict[str, Any]]] = []
+    for query, kw in drv.calls:
+        if "UNWIND" in query:
+            out += [kw["rows"]] if "rows" in kw else list(kw["parameters_"].values())
+    return out
 
 
 def entity(i: int, label: str = "Item") -> EntityWrite:
@@ -108,3 +119,18 @@ def test_rows_without_edges_keep_the_plain_statement(monkeypatch: pytest.MonkeyP
     assert s.upsert([entity(i) for i in range(3)], []) == (3, 0)
     ((query, kw),) = [(q, kw) for q, kw in drv.calls if "UNWIND" in q]
     assert "FOREACH" not in query and all(r["e"] == [] for r in kw["rows"])
+
+
+def test_new_small_types_share_a_statement_and_their_later_rows_use_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, drv = make_store(monkeypatch, batch=5000)
+    batch = [entity(i, f"T{t}") for t in range(statements.FIRST_TOGETHER + 3) for i in range(2)]
+    assert s.upsert_entities(batch) == 2 * (statements.FIRST_TOGETHER + 3)
+    writes = [(q, kw) for q, kw in drv.calls if "UNWIND" in q]
+    assert len(writes) == 2  # ten types in one statement, the other three in a second
+    query, kw = writes[0]
+    assert query.count("CALL () {") == statements.FIRST_TOGETHER and sorted(kw["parameters_"]) == sorted(
+        f"rows{j}" for j in range(statements.FIRST_TOGETHER)
+    )
+    drv.calls.clear()
+    s.upsert_entities([entity(5, "T0"), entity(6, "T1")])  # known types: their own statements (plans cached)
+    assert [q.count("CALL () {") for q, _ in drv.calls if "UNWIND" in q] == [0, 0]

@@ -57,12 +57,11 @@ def test_run_lanes_raises_the_first_error_after_every_lane_stopped() -> None:
 
 def test_neo4j_upsert_of_many_types_writes_every_row_and_constraint_once(monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("neo4j")
-    from tests.unit.agents.test_neo4j_batches import entity, make_store
+    from tests.unit.agents.test_neo4j_batches import entity, make_store, written_rows
 
     s, drv = make_store(monkeypatch, batch=100)
     rows = [entity(i, f"T{i % 7}") for i in range(70)]
     assert s.upsert_entities(rows) == 70
-    writes = [kw["rows"] for q, kw in drv.calls if "UNWIND" in q]
-    assert sorted(r["key"][0] for w in writes for r in w) == list(range(70))
+    assert sorted(r["key"][0] for w in written_rows(drv) for r in w) == list(range(70))
     constraints = [q for q, _ in drv.calls if q.startswith("CREATE CONSTRAINT")]
     assert len(constraints) == len(set(constraints)) == 7
