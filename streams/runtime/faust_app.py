@@ -126,7 +126,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     contracts_topic = topic(topics.SCHEMA_CONTRACTS)
     profiles_topic = app.topic(
         topics.PROFILES.name(prefix), key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
-        partitions=1, internal=True,
+        partitions=topics.PROFILES.partitions, internal=True,
     )
     # One partition, written only by the single contract agent (see save_state).
     contract_state = app.Table("contract-agent", default=None, partitions=1, key_type=str, value_type=str)

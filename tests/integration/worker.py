@@ -44,6 +44,8 @@ def wipe_graph(driver: Any, namespace: str) -> int:
     the constraints dropped. Deleting the nodes alone leaves a uniqueness constraint per label behind, and Neo4j's
     cost of creating a constraint grows with the number it already has (measured: ~11 ms each on an empty schema,
     ~30-45 ms with 3,000-6,000 left by earlier runs), so a run after many others measured the leftovers."""
+    if not namespace:
+        raise ValueError("wipe_graph needs an app's label namespace: an empty one would match every label")
     with driver.session() as session:
         session.run(
             "MATCH (n) WHERE any(l IN labels(n) WHERE l STARTS WITH $ns) CALL (n) { DETACH DELETE n } "
