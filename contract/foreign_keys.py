@@ -27,7 +27,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from esc.contract.field_profile import FieldProfile
+from esc.contract.fk_names import NameIndex, name_evidence
 from esc.contract.fk_values import (
+    MIN_CHILD_DISTINCT,
+    MIN_TARGET_DISTINCT,
     VALUES_MIN,
     field_containment,
     folded_evidence,
@@ -36,7 +40,7 @@ from esc.contract.fk_values import (
 )
 from esc.contract.keys import KeyResult
 from esc.contract.model import Endpoint, ForeignKey
-from esc.contract.names import base_name, names_source, norm, source_stem, strip_prefix
+from esc.contract.names import names_source, strip_prefix
 from esc.contract.profile import SourceProfile
 from esc.contract.semantic import id_word, tokens
 from esc.contract.sketches import Containment
@@ -48,28 +52,6 @@ NESTING_MIN = 0.99  # share of child rows equal to the parent key
 DANGLING_MIN = (
     0.8  # containment enough when the name says it strongly (same name, prefix, role): parents may be missing
 )
-PERSON_ROLES = {
-    "rep",
-    "representative",
-    "manager",
-    "supervisor",
-    "reports",
-    "boss",
-    "agent",
-    "assignee",
-    "owner",
-    "clerk",
-    "salesperson",
-    "salesman",
-    "employee",
-    "staff",
-    "approver",
-    "reviewer",
-    "author",
-    "creator",
-}
-RELATION_WORDS = {"via", "by", "to", "of", "from", "for", "at", "in", "on", "with"}
-PERSON_SOURCES = {"employee", "staff", "user", "person", "people", "agent", "worker", "member", "personnel"}
 
 
 @dataclass(frozen=True)
@@ -84,36 +66,6 @@ class Candidate:
     checked: int
     folded: bool = False
     fit: float = 0.0  # values-only integers: how tightly the column covers the key's range
-
-
-def name_evidence(col: str, s_prefix: str, target: str, key: str, t_prefix: str) -> tuple[float, str] | None:
-    """Strength and rule of the name evidence that ``col`` refers to ``target.key``; None when there is none."""
-    c, k = norm(col), norm(key)
-    if c == k:
-        return 1.0, "same_name"
-    cs, ks = norm(strip_prefix(col, s_prefix)), norm(strip_prefix(key, t_prefix))
-    if (s_prefix or t_prefix) and cs == ks and len(cs) >= 3:
-        return 0.95, "same_name_after_prefix"
-    if len(ks) >= 4 and cs.endswith(ks) and cs != ks:
-        return 0.9, "role_prefix"
-    stem = source_stem(target)
-    words = [
-        t for t in tokens(strip_prefix(col, s_prefix)) if t not in ("id", "key", "fk", "ref", "code", "no")
-    ]
-    base = base_name(col, s_prefix)
-    # without an id word, the other words may only be relation words: ShipVia, ReportsTo (not rental_duration)
-    naming = [w for w in words if len(w) >= 4 and stem.startswith(w)]
-    roles = [w for w in words if w in PERSON_ROLES]
-    idlike = id_word(col) is not None
-    if stem and (base == stem or naming):
-        rest = set(words) - set(naming) - RELATION_WORDS
-        if idlike or not rest:
-            return 0.75, "names_target"
-    if roles and stem in PERSON_SOURCES:
-        rest = set(words) - set(roles) - RELATION_WORDS
-        if idlike or not rest:
-            return 0.6, "person_role"
-    return None
 
 
 def _bare_id(col: str, prefix: str) -> bool:
@@ -148,46 +100,73 @@ def _passes(c: Containment, exact_min: float, estimate_min: float, tolerant: boo
     return c.ratio >= estimate_min and c.checked >= MIN_CHECKED
 
 
+@dataclass(frozen=True)
+class _Target:
+    source: str
+    key: str
+    profile: SourceProfile
+    field: FieldProfile
+    prefix: str
+
+
+class Targets:
+    """The single-column identity keys a column may reference, with their name index and the few keys its values
+    alone could reference (``value_evidence`` needs ``MIN_TARGET_DISTINCT`` key values): built once per
+    inference, so that a column is compared with the keys that could accept it, not with every key."""
+
+    def __init__(self, profiles: Mapping[str, SourceProfile], keys: Mapping[str, KeyResult | None]) -> None:
+        self.all: list[_Target] = []
+        for t, key in keys.items():
+            if key is None or len(key.fields) != 1:
+                continue
+            tp = profiles[t]
+            self.all.append(_Target(t, key.fields[0], tp, tp.fields[key.fields[0]], tp.column_prefix()))
+        self.names = NameIndex((x.source, x.key, x.prefix) for x in self.all)
+        self.by_values = [i for i, x in enumerate(self.all) if x.field.distinct >= MIN_TARGET_DISTINCT]
+
+    def for_column(self, col: str, prefix: str, f: FieldProfile) -> list[int]:
+        """Positions of the keys ``col`` may reference by name or (when its values could qualify) by values."""
+        found = self.names.candidates(col, prefix)
+        if f.distinct >= MIN_CHILD_DISTINCT and f.nonnull >= 5:
+            found.update(self.by_values)
+        return sorted(found)
+
+
 def single_candidates(
-    profiles: Mapping[str, SourceProfile], keys: Mapping[str, KeyResult | None], source: str, col: str
+    profiles: Mapping[str, SourceProfile],
+    keys: Mapping[str, KeyResult | None],
+    source: str,
+    col: str,
+    targets: Targets | None = None,
 ) -> list[Candidate]:
-    """All targets ``col`` of ``source`` could reference, best first."""
+    """All targets ``col`` of ``source`` could reference, best first (``targets``: built once for many calls)."""
     p = profiles[source]
     f = p.fields[col]
     if f.nonnull == 0 or f.physical not in ("int", "string"):
         return []
+    targets = targets or Targets(profiles, keys)
     s_prefix = p.column_prefix()
     own = keys.get(source)
+    is_own_key = own is not None and own.fields == [col]
+    # the source's own id identifies its rows; without a name it refers nowhere
+    own_id = is_own_key and bool(id_word(col) or names_source(col, source, s_prefix))
+    # the source's own id (named after it, or a bare ``id``) identifies, it does not refer
+    own_named = is_own_key and (names_source(col, source, s_prefix) or _bare_id(col, s_prefix))
     out: list[Candidate] = []
-    for t, key in keys.items():
-        if key is None or len(key.fields) != 1:
-            continue
-        k = key.fields[0]
+    for i in targets.for_column(col, s_prefix, f):
+        x = targets.all[i]
+        t, k, tp, kf, t_prefix = x.source, x.key, x.profile, x.field, x.prefix
         if t == source and k == col:
             continue
-        tp = profiles[t]
-        kf = tp.fields[k]
-        t_prefix = tp.column_prefix()
         ev = name_evidence(col, s_prefix, t, k, t_prefix)
         if ev is None:
-            if (
-                own is not None
-                and own.fields == [col]
-                and (id_word(col) or names_source(col, source, s_prefix))
-            ):
-                continue  # the source's own id identifies its rows; without a name it refers nowhere
-            if t == source:
+            if own_id or t == source:
                 continue  # a reference to its own rows needs a name (``ReportsTo``): values alone never say so
             ev = value_evidence(f, kf)
             if ev is None:
                 continue
-        if (
-            own is not None
-            and own.fields == [col]
-            and t != source
-            and (names_source(col, source, s_prefix) or _bare_id(col, s_prefix))
-        ):
-            continue  # the source's own id (named after it, or a bare ``id``) identifies, it does not refer
+        if own_named and t != source:
+            continue
         if kf.physical != f.physical and "string" not in (f.physical, kf.physical):
             continue
         c, folded = field_containment(f, kf)
@@ -227,9 +206,10 @@ def infer_single(
     profiles: Mapping[str, SourceProfile], keys: Mapping[str, KeyResult | None]
 ) -> list[ForeignKey]:
     fks: list[ForeignKey] = []
+    targets = Targets(profiles, keys)
     for source in sorted(profiles):
         for col in profiles[source].columns():
-            cands = single_candidates(profiles, keys, source, col)
+            cands = single_candidates(profiles, keys, source, col, targets)
             if not cands:
                 continue
             best = cands[0]
