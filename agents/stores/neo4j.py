@@ -25,6 +25,9 @@ from esc.agents.stores.neo4j_statements import (
     DERIVED_FROM,
     FIRST_ROWS,
     First,
+    creatable,
+    create_query,
+    create_rows,
     entity_query,
     fold,
     packed,
@@ -73,6 +76,8 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         self._database = database
         self._known_constraints: set[tuple[str, tuple[str, ...]]] = set()
         self._planned: set[tuple[str, tuple[str, ...]]] = set()  # entity types written here once (FIRST_TOGETHER)
+        self._fresh: set[tuple[str, tuple[str, ...]]] = set()  # constraint created here, nothing written yet
+        self._dynamic_labels = True  # the server takes ``$(row.label)`` (Neo4j 5.26+; older: MERGE per type)
         self.namespace = namespace
         self.ensure_entity_key(SOURCE_RECORD, ["sid"])
 
@@ -94,8 +99,10 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
             f"CREATE CONSTRAINT {ident(_constraint_name(self.namespace + label, key_props))} IF NOT EXISTS "
             f"FOR (n:{self._label(label)}) REQUIRE ({props}) IS UNIQUE"
         )
-        self._driver.execute_query(query, database_=self._database)
+        summary = self._driver.execute_query(query, database_=self._database).summary
         self._known_constraints.add(sig)
+        if summary.counters.constraints_added:
+            self._fresh.add(sig)  # the label had no node before: its first rows may be CREATEd (create_query)
 
     def ensure_entity_keys(self, keys: Sequence[tuple[str, Sequence[str]]]) -> None:
         """Several constraints, the new ones at once: each new label costs the server a plan (neo4j_lanes.py)."""
@@ -121,9 +128,12 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         jobs: list[Callable[[], None]] = []
         touches: list[set[Hashable]] = []
         first: list[First] = []  # new small types' first rows: a few types per statement
+        created = self._creatable(groups, rest)  # types with no node yet: one CREATE statement for all
         for (label, key_names), (sigs, params) in groups.items():
             written += len(params)
             folded += sum(1 for row in params for t in row["e"] if t is not None)
+            if (label, key_names) in created:
+                continue
             if not sigs and (label, key_names) not in self._planned and len(params) <= min(FIRST_ROWS, WRITE_BATCH):
                 first.append(((label, key_names), params))
                 continue
@@ -137,10 +147,49 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         for part in packed(first, WRITE_BATCH):
             jobs.append(lambda p=part: self._write_first(p))  # type: ignore[misc]
             touches.append({t for (label, _), params in part for t in (label, *(("sid", r["sid"]) for r in params))})
+        if created:
+            jobs.append(lambda: self._create_first(created))
+            touches.append({t for (label, _), rows in created.items() for t in (label, *(("sid", r["sid"]) for r in rows))})
         run_lanes(jobs, touches)  # entity types at once (agents/stores/neo4j_lanes.py)
         for job in alone:
             job()
         return written, folded + (self.upsert_edges(rest) if rest else 0)
+
+    def _creatable(self, groups: dict[tuple[str, tuple[str, ...]], Any], rest: Sequence[EdgeWrite]
+                   ) -> dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]]:  # fmt: skip
+        """The batch's types whose constraint this store created and that nothing has written since (no edge of the
+        batch may stub them either); every label the batch touches stops being fresh here, before any write, so
+        a retried batch MERGEs."""
+        stubbed = {lb for sigs, _ in groups.values() for _, _, lb, _ in sigs}
+        stubbed |= {e.from_label for e in rest} | {e.to_label for e in rest}
+        out = {
+            key: params
+            for key, (sigs, params) in groups.items()
+            if self._dynamic_labels and key in self._fresh and not sigs and key[0] not in stubbed
+            and len(params) <= WRITE_BATCH and creatable(key[1], params)
+        }  # fmt: skip
+        self._touched(stubbed | {label for label, _ in groups})
+        return out
+
+    def _touched(self, labels: set[str]) -> None:
+        """Labels about to get nodes: no longer fresh (their next rows MERGE)."""
+        self._fresh = {sig for sig in self._fresh if sig[0] not in labels}
+
+    def _create_first(self, created: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]]) -> None:
+        """``create_query`` for new types' first rows; when a node exists after all (another worker wrote the type,
+        the constraint refuses a second one) or the server has no dynamic labels, the MERGE statements instead."""
+        rows = [r for (label, names), params in created.items() for r in create_rows(self.namespace + label, names, params)]
+        try:
+            for part in chunks(rows):
+                self._driver.execute_query(create_query(self.namespace + SOURCE_RECORD), rows=part,
+                                           database_=self._database)  # fmt: skip
+            return
+        except neo4j.exceptions.CypherSyntaxError:
+            self._dynamic_labels = False
+        except neo4j.exceptions.ConstraintError:
+            pass
+        for types in packed(list(created.items()), WRITE_BATCH):
+            self._write_first(types)
 
     def _write_first(self, part: list[First]) -> None:
         """The first rows of a few new entity types in one statement (``FIRST_TOGETHER``)."""
@@ -186,6 +235,7 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
             )
             self.ensure_entity_key(flabel, fk)
             self.ensure_entity_key(tlabel, tk)
+            self._touched({flabel, tlabel})
             for part in chunks(params):
                 summary = self._driver.execute_query(query, rows=part, database_=self._database).summary
                 written += summary.counters.relationships_created + summary.counters.properties_set
@@ -224,6 +274,7 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
 
         canon = self._label(CANONICAL)
         self.ensure_entity_key(CANONICAL, [CID])
+        self._touched({CANONICAL, *(m.label for u in upserts for m in u.members)})
         statements: list[tuple[str, dict[str, Any]]] = []
         cids = [*deletes, *(u.cid for u in upserts)]
         if cids:

@@ -15,24 +15,36 @@ from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef
 
 
 class FakeDriver:
-    def __init__(self) -> None:
+    """Records statements. ``fresh``: the server creates every constraint asked for (a new label each time);
+    ``fail``: an exception the dynamic-label CREATE statement raises."""
+
+    def __init__(self, fresh: bool = False, fail: Exception | None = None) -> None:
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.fresh = fresh
+        self.fail = fail
 
     def execute_query(self, query: str, **kw: Any) -> Any:
         self.calls.append((query, kw))
+        if self.fail is not None and "$(row.label)" in query:
+            raise self.fail
         rows = kw.get("rows") or []
-        counters = SimpleNamespace(relationships_created=len(rows), properties_set=0)
+        added = int(self.fresh and query.startswith("CREATE CONSTRAINT"))
+        counters = SimpleNamespace(relationships_created=len(rows), properties_set=0, constraints_added=added)
         return SimpleNamespace(summary=SimpleNamespace(counters=counters), records=[])
 
 
-def make_store(monkeypatch: pytest.MonkeyPatch, batch: int) -> tuple[store.Neo4jGraphStore, FakeDriver]:
+def make_store(
+    monkeypatch: pytest.MonkeyPatch, batch: int, drv: FakeDriver | None = None
+) -> tuple[store.Neo4jGraphStore, FakeDriver]:
     monkeypatch.setattr(store, "WRITE_BATCH", batch)
     s = store.Neo4jGraphStore.__new__(store.Neo4jGraphStore)
-    drv = FakeDriver()
+    drv = drv or FakeDriver()
     s._driver = drv  # type: ignore[assignment]
     s._database = None
     s._known_constraints = set()
     s._planned = set()
+    s._fresh = set()
+    s._dynamic_labels = True
     return s, drv
 
 
@@ -134,3 +146,40 @@ def test_new_small_types_share_a_statement_and_their_later_rows_use_their_own(mo
     drv.calls.clear()
     s.upsert_entities([entity(5, "T0"), entity(6, "T1")])  # known types: their own statements (plans cached)
     assert [q.count("CALL () {") for q, _ in drv.calls if "UNWIND" in q] == [0, 0]
+
+
+def creates(drv: FakeDriver) -> list[list[dict[str, Any]]]:
+    return [kw["rows"] for q, kw in drv.calls if "$(row.label)" in q]
+
+
+def test_types_whose_constraint_was_just_created_are_created_in_one_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, drv = make_store(monkeypatch, batch=5000, drv=FakeDriver(fresh=True))
+    batch = [entity(i, f"T{t}") for t in range(25) for i in range(3)]
+    assert s.upsert_entities(batch) == 75
+    (rows,) = creates(drv)  # one statement text for every new label, planned once by the server
+    assert [r["label"] for r in rows] == [f"T{t}" for t in range(25) for _ in range(3)]
+    assert rows[4]["kp"] == {"id": 1} and rows[4]["sid"] == batch[4].provenance.sid
+    assert not [q for q, _ in drv.calls if "UNWIND" in q and "$(row.label)" not in q]
+    drv.calls.clear()
+    s.upsert_entities([entity(1, "T0"), entity(9, "T1")])  # written once: MERGE from now on
+    assert creates(drv) == [] and len([q for q, _ in drv.calls if "MERGE (n:" in q]) >= 1
+
+
+def test_types_a_batch_may_stub_or_write_twice_are_merged(monkeypatch: pytest.MonkeyPatch) -> None:
+    s, drv = make_store(monkeypatch, batch=5000, drv=FakeDriver(fresh=True))
+    twice = [entity(1, "Twice"), entity(1, "Twice"), entity(2, "Once")]
+    edge = EdgeWrite(type="REL", from_label="Other", from_key={"id": 7}, to_label="Target", to_key={"id": 1},
+                     contract_version=1)  # fmt: skip
+    s.upsert([*twice, entity(1, "Target")], [edge])
+    assert [r["label"] for rows in creates(drv) for r in rows] == ["Once"]
+
+
+def test_an_existing_node_or_an_old_server_falls_back_to_merge(monkeypatch: pytest.MonkeyPatch) -> None:
+    import neo4j
+
+    for error in (neo4j.exceptions.ConstraintError("exists"), neo4j.exceptions.CypherSyntaxError("$(")):
+        s, drv = make_store(monkeypatch, batch=5000, drv=FakeDriver(fresh=True, fail=error))
+        assert s.upsert_entities([entity(i, f"T{t}") for t in range(3) for i in range(2)]) == 6
+        merged = [kw for q, kw in drv.calls if "CALL () {" in q]
+        assert len(creates(drv)) == 1 and sum(len(v) for kw in merged for v in kw["parameters_"].values()) == 6
+        assert s._dynamic_labels is not isinstance(error, neo4j.exceptions.CypherSyntaxError)
