@@ -18,9 +18,17 @@ from typing import Any
 SAMPLE = 1024
 
 
-def text_sample(tpch: Path, tables: list[str], n: int = SAMPLE, seed: int = 7) -> list[str]:
+def text_sample(
+    tpch: Path, tables: list[str], n: int = SAMPLE, seed: int = 7, lane: bool = False
+) -> list[str]:
     """Up to ``n`` values of the TPC-H comment columns (the files' only free text), drawn evenly over the tables
-    weighted by their row counts as a reservoir per table, seeded."""
+    weighted by their row counts as a reservoir per table, seeded. ``lane``: only the values the worker embeds
+    (text by ``is_text``, the extractor's rule; TPC-H's short comments stay graph-only), each as the embedder
+    input of its chunks (``field:`` context line, then the text): the inputs ESC's vector lane embeds."""
+    from esc.agents.chunking import chunk_for_embedding
+    from esc.agents.text_writer import embedding_input
+    from esc.contract.semantic import is_text
+
     rng = random.Random(seed)
     texts: list[str] = []
     for t in tables:
@@ -34,14 +42,20 @@ def text_sample(tpch: Path, tables: list[str], n: int = SAMPLE, seed: int = 7) -
             if not cols:
                 continue
             pool: list[str] = []
-            for seen, row in enumerate(reader, start=1):
+            seen = 0
+            for row in reader:
                 value = row[cols[0]] if cols[0] < len(row) else ""
+                if lane and not is_text(value):
+                    continue
+                seen += 1
                 if len(pool) < n:
                     pool.append(value)
                 else:
                     j = rng.randrange(seen)
                     if j < n:
                         pool[j] = value
+            if lane:
+                pool = [embedding_input(c) for v in pool for c in chunk_for_embedding(v, header[cols[0]])]
             texts.extend(v for v in pool if v.strip())
     rng.shuffle(texts)
     return texts[:n]

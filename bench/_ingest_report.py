@@ -45,8 +45,12 @@ def report(r: dict[str, Any]) -> None:
             ratio = f"{ours / e['sentences_per_s']:.2f}x" if ours else "n/a"
             print(f"  vectors/s           overall {v.get('overall_per_s')}  after the load {v.get('tail_per_s')} "
                   f"({v.get('tail_chunks')} in {v.get('tail_seconds')} s)  vs the {e['embedder']} embedder alone "
-                  f"{e['sentences_per_s']} sentences/s (batch {e.get('batch')}, {e['sentences']} of the same texts): "
-                  f"{ratio}  (goal >= 0.67x)")
+                  f"{e['sentences_per_s']} sentences/s (batch {e.get('batch')}, {e['sentences']} inputs as the lane "
+                  f"embeds them: text values with their field line): {ratio}  (goal >= 0.67x)")
+            raw = r.get("embedder_raw_comments") or {}
+            if raw.get("sentences_per_s"):
+                print(f"  (the embedder on {raw['sentences']} raw comments of every table, short ones included, which "
+                      f"the lane does not embed: {raw['sentences_per_s']} sentences/s)")
     _report_baselines(r)
     print(f"  freshness, load     p50 {show(fr, 'p50')} s  p95 {show(fr, 'p95')} s  ({fr['count']} upserts; from histogram "
           "buckets)")

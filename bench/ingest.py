@@ -164,7 +164,8 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
                 drop_collection(stack, run_id)
             shutil.rmtree(root, ignore_errors=True)
     if res.get("load", {}).get("vectors"):  # the embedder alone, after the worker stopped (issue 15, point 4)
-        res["embedder"] = embedder_rate(text_sample(tpch, list(TABLES)))
+        res["embedder"] = embedder_rate(text_sample(tpch, list(TABLES), lane=True))
+        res["embedder_raw_comments"] = embedder_rate(text_sample(tpch, list(TABLES)))
         res["load"]["vectors"].update(vector_rates(res["load"]["vectors"]))
     if args.baseline_only:
         wipe(drv, list(reversed(base_labels.values())))
