@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS objects (
 ALTER TABLE objects ADD COLUMN IF NOT EXISTS mentions VARCHAR[];
 """
 MENTIONS = "mentions"  # the entity refs of the chunk's MENTIONS (agents/mentions_vectors.py), set by the linker
+NO_REFS = "[]::VARCHAR[]"  # a new or rewritten object's refs (older files may hold NULL: read as none too)
 
 
 class _Index:
@@ -220,8 +221,8 @@ class EmbeddedVectorStore(VectorStore):
                     cols = ", ".join(PROPERTIES)
                     updates = ", ".join(f"{p} = excluded.{p}" for p in (*PROPERTIES, "vec"))
                     con.execute(  # a rewritten object has no entity refs until its chunk is linked again, as in Weaviate
-                        f"INSERT INTO objects (collection, id, {cols}, vec) SELECT ?, id, {cols}, vec FROM esc_objects "
-                        f"ON CONFLICT (collection, id) DO UPDATE SET {updates}, {MENTIONS} = NULL",
+                        f"INSERT INTO objects (collection, id, {cols}, vec, {MENTIONS}) SELECT ?, id, {cols}, vec, "
+                        f"{NO_REFS} FROM esc_objects ON CONFLICT (collection, id) DO UPDATE SET {updates}, {MENTIONS} = {NO_REFS}",
                         [collection],
                     )
                 finally:
@@ -295,10 +296,14 @@ class EmbeddedVectorStore(VectorStore):
                 con.register("esc_mentions", table)
                 try:
                     done = con.execute(
-                        f"UPDATE objects SET {MENTIONS} = m.{MENTIONS} FROM esc_mentions m "
-                        "WHERE objects.collection = ? AND objects.id = m.id RETURNING objects.id",
-                        [collection],
+                        "SELECT o.id FROM objects o JOIN esc_mentions m ON o.id = m.id WHERE o.collection = ?", [collection]
                     ).fetchall()
+                    # only the objects whose refs change: updating a list column rewrites the row, vector and all
+                    con.execute(
+                        f"UPDATE objects SET {MENTIONS} = m.{MENTIONS} FROM esc_mentions m WHERE objects.collection = ? "
+                        f"AND objects.id = m.id AND objects.{MENTIONS} IS DISTINCT FROM m.{MENTIONS}",
+                        [collection],
+                    )
                 finally:
                     con.unregister("esc_mentions")
             if index is not None:
