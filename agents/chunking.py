@@ -305,6 +305,8 @@ def context_at(text: str, start: int, counter: TokenCounter | None = None, limit
 def chunk_for_embedding(text: str, field: str | None = None, counter: TokenCounter | None = None) -> list[Chunk]:
     """The chunks the extractor writes for vectors: :func:`chunk_tokens` with the defaults; ``field`` (a text field
     of a table record) is added to every chunk's context, so a cell's text keeps its column header."""
+    if field and len(text) <= CHUNK_TOKENS and text.strip():  # chunk_tokens' one chunk, with the field as context
+        return [Chunk(text=text, start=0, end=len(text), index=0, context=f"{field}:")]
     chunks = chunk_tokens(text, counter=counter)
     if not field:
         return chunks
