@@ -56,35 +56,41 @@ class HashingEmbedder(Embedder):
             feats.extend(("c:" + padded[i : i + n], self.char_weight) for i in range(len(padded) - n + 1))
         return feats
 
-    def _word(self, word: str) -> list[tuple[int, float]]:
-        """The (slot, signed weight) of a word's features, memoised: a pure function of the word, and texts
-        repeat their words."""
+    def _word(self, word: str) -> tuple[list[int], list[float]]:
+        """The slots and signed weights of a word's features, in order; memoised: a pure function of the word, and
+        texts repeat their words."""
         got = self._words.get(word)
         if got is None:
             if len(self._words) >= WORD_MEMO:
                 self._words.clear()
-            got = []
+            got = ([], [])
             for feature, weight in self._word_features(word):
                 slot, sign = self._slot(feature)
-                got.append((slot, sign * weight))
+                got[0].append(slot)
+                got[1].append(sign * weight)
             self._words[word] = got
         return got
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self._dim), dtype=np.float64)
-        for row, text in enumerate(texts):
-            # the features of each word in turn: _features' order, so the same sums
-            acc: dict[int, float] = {}
+        dim = self._dim
+        empty, empty_sign = self._slot("<empty>")
+        slots: list[int] = []  # the slot of every feature of every text, in _features' order
+        weights: list[float] = []
+        counts: list[int] = []  # features per text
+        for text in texts:
+            start = len(slots)
             for word in _WORD.findall(text.lower()):
-                for slot, value in self._word(word):
-                    acc[slot] = acc.get(slot, 0.0) + value
-            if not acc:  # no word at all: the one feature "<empty>", as _features gives it
-                slot, sign = self._slot("<empty>")
-                acc[slot] = sign * 1.0
-            values = np.fromiter(acc.values(), dtype=np.float64, count=len(acc))  # one float64 op per slot, at once
-            out[row, np.fromiter(acc.keys(), dtype=np.intp, count=len(acc))] = np.sign(values) * np.log1p(np.abs(values))
-            if not out[row].any():  # every feature cancelled out: fall back to the empty vector
-                slot, sign = self._slot("<empty>")
-                out[row, slot] = sign
+                ws, vs = self._word(word)
+                slots.extend(ws)
+                weights.extend(vs)
+            if len(slots) == start:  # no word at all: the one feature "<empty>", as _features gives it
+                slots.append(empty)
+                weights.append(empty_sign * 1.0)
+            counts.append(len(slots) - start)
+        cells = np.asarray(slots, dtype=np.intp) + np.repeat(np.arange(len(texts), dtype=np.intp) * dim, counts)
+        # bincount adds the weights in their order, as a sum per slot would: the same float64 sums
+        acc = np.bincount(cells, weights=np.asarray(weights, dtype=np.float64), minlength=len(texts) * dim)
+        acc = acc.reshape(len(texts), dim)
+        out = np.sign(acc) * np.log1p(np.abs(acc))
+        out[~out.any(axis=1), empty] = empty_sign  # every feature cancelled out: the empty vector
         return normalise_rows(out)
-
