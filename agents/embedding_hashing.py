@@ -23,7 +23,7 @@ class HashingEmbedder(Embedder):
     """
 
     def __init__(self, dim: int = 384, ngram: int = 3, char_weight: float = 0.5) -> None:
-        self._words: dict[str, list[tuple[int, float]]] = {}  # word -> its features' (slot, ±weight): memoised
+        self._words: dict[str, tuple[list[int], list[float]]] = {}  # word -> its features' slots and ±weights
         if dim < 2:
             raise ValueError("HashingEmbedder dim must be >= 2")
         if ngram < 1:
