@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -55,26 +54,13 @@ def open_runtime(
     return runtime, close
 
 
-def _warm_morphology() -> threading.Thread:
-    """Load the English word-form tables (lemminflect's, read once per process) on a thread while the ingest runs:
-    the grounding built at its end needs them, and the ingest leaves the CPU to other threads while it waits on
-    reads and store writes."""
-    from esc.contract.morphology import dict_inflections, dict_lemmas
-
-    warm = threading.Thread(target=lambda: (dict_lemmas("warming"), dict_inflections("warm")), name="esc-warm", daemon=True)
-    warm.start()
-    return warm
-
-
 def ingest_embedded(
     settings: Settings, data_dir: Path, embedder: Embedder | None = None, progress: Progress | None = None
 ) -> RunSummary:
     """``esc ingest DIR --embedded``: ingest once into the embedded stores and return when everything is current."""
     runtime, close = open_runtime(settings, data_dir, embedder=embedder, settle=INGEST_SETTLE)
-    warm = _warm_morphology()
     try:
         summary = asyncio.run(runtime.ingest_once(progress))
-        warm.join()
         if runtime.writer.llm is not None and runtime.writer.llm.wait(settings.llm_deadline):
             asyncio.run(runtime.tick())  # a one-shot ingest writes the LLM pass's version (agents/llm_stream.py)
         if runtime.contract is not None:
