@@ -191,6 +191,8 @@ def chunk_tokens(
         raise ValueError(f"need max_tokens >= 1 and 0 <= overlap_tokens < max_tokens, got {max_tokens}/{overlap_tokens}")
     if not text.strip():
         return []
+    if len(text) <= max_tokens:  # every word piece starts at its own character: one chunk, no context before it
+        return [Chunk(text=text, start=0, end=len(text), index=0)]
     counter = counter or default_counter()
     starts = counter.starts(text)
 
@@ -208,13 +210,15 @@ def chunk_tokens(
                                  size, max_tokens)  # fmt: skip
     chunks: list[Chunk] = []
     prev_start = 0
-    outline = _Outline(text)
+    outline: _Outline | None = None  # found when a chunk starts after the text's start (the first needs none)
     for index, (start, end) in enumerate(pieces):
         begin = start
         if index and overlap_tokens and not _HEADING.match(text, start):  # a new section needs no overlap
             i = max(bisect.bisect_left(starts, start) - overlap_tokens, 0)
             lo = max(starts[i] if i < len(starts) else start, prev_start + 1)
             begin = _unit_start(text, lo, start) if lo < start else start
+        if begin > 0 and outline is None:
+            outline = _Outline(text)
         chunks.append(Chunk(text=text[begin:end], start=begin, end=end, index=index,
                             context=context_at(text, begin, counter, outline=outline)))  # fmt: skip
         prev_start = start
@@ -301,6 +305,8 @@ def context_at(text: str, start: int, counter: TokenCounter | None = None, limit
 def chunk_for_embedding(text: str, field: str | None = None, counter: TokenCounter | None = None) -> list[Chunk]:
     """The chunks the extractor writes for vectors: :func:`chunk_tokens` with the defaults; ``field`` (a text field
     of a table record) is added to every chunk's context, so a cell's text keeps its column header."""
+    if field and len(text) <= CHUNK_TOKENS and text.strip():  # chunk_tokens' one chunk, with the field as context
+        return [Chunk(text=text, start=0, end=len(text), index=0, context=f"{field}:")]
     chunks = chunk_tokens(text, counter=counter)
     if not field:
         return chunks

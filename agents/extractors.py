@@ -263,5 +263,9 @@ def render_text(payload: dict[str, Any]) -> str:
 
 
 def attach_vectors(texts: Sequence[TextObject], vectors: Sequence[Sequence[float]] | np.ndarray) -> None:
-    for obj, vec in zip(texts, vectors, strict=True):
-        obj.vector = [float(x) for x in vec]
+    if isinstance(vectors, np.ndarray) and vectors.dtype.kind == "f":  # Python floats of the same values, in C
+        rows: list[list[float]] = vectors.tolist()
+    else:
+        rows = [[float(x) for x in vec] for vec in vectors]
+    for obj, vec in zip(texts, rows, strict=True):
+        obj.vector = vec

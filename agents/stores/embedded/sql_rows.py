@@ -55,6 +55,8 @@ class CompiledPlan:
 
 
 def loads_cell(cell: str) -> Any:
+    if cell[:1] == '"' and "\\" not in cell:  # a JSON string without escapes: its text between the quotes
+        return cell[1:-1]
     try:
         return json.loads(cell)
     except ValueError:  # inf / nan from arithmetic

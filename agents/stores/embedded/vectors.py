@@ -53,6 +53,7 @@ CREATE TABLE IF NOT EXISTS objects (
 ALTER TABLE objects ADD COLUMN IF NOT EXISTS mentions VARCHAR[];
 """
 MENTIONS = "mentions"  # the entity refs of the chunk's MENTIONS (agents/mentions_vectors.py), set by the linker
+NO_REFS = "[]::VARCHAR[]"  # a new or rewritten object's refs (older files may hold NULL: read as none too)
 
 
 class _Index:
@@ -128,6 +129,22 @@ class _Index:
         ]
 
 
+def _matrix(objs: Sequence[TextObject], dim: int | None) -> np.ndarray | None:
+    """The objects' vectors as one float32 matrix, or None unless every object has one of ``dim`` values."""
+    if dim is None or not objs or not all(o.vector and len(o.vector) == dim for o in objs):
+        return None
+    return np.asarray([o.vector for o in objs], np.float32)
+
+
+def _vec_column(mat: np.ndarray) -> pa.Array:
+    """A float32 list column of the matrix's rows (what ``pa.array(rows, pa.list_(pa.float32()))`` gives)."""
+    n, dim = mat.shape
+    if (n + 1) * dim >= 2**31:  # past what 32-bit list offsets address
+        return pa.array(mat.tolist(), pa.list_(pa.float32()))
+    offsets = pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32))
+    return pa.ListArray.from_arrays(offsets, pa.array(np.ascontiguousarray(mat).reshape(-1)))
+
+
 class EmbeddedVectorStore(VectorStore):
     """``path`` is a DuckDB file (created with its folder) or ``":memory:"``."""
 
@@ -185,11 +202,14 @@ class EmbeddedVectorStore(VectorStore):
                     f"collection {collection!r} takes one vector dimension; this batch would mix {sorted(expected)}"
                 )
             new_dim = dim if dim is not None else (next(iter(dims)) if dims else None)
+            objs = list(latest.values())
+            props = [self._props(o) for o in objs]
+            mat = _matrix(objs, new_dim)  # every object's vector as one float32 matrix, when all have one
             table = pa.table(
                 {
                     "id": list(latest),
-                    **{p: [self._prop(o, p) for o in latest.values()] for p in PROPERTIES},
-                    "vec": pa.array([o.vector or None for o in latest.values()], pa.list_(pa.float32())),
+                    **{p: [r[p] for r in props] for p in PROPERTIES},
+                    "vec": _vec_column(mat) if mat is not None else pa.array([o.vector or None for o in objs], pa.list_(pa.float32())),
                 }
             )
             index = self._index(collection)
@@ -200,9 +220,12 @@ class EmbeddedVectorStore(VectorStore):
                         con.execute("UPDATE collections SET dim = ? WHERE name = ?", [new_dim, collection])
                     cols = ", ".join(PROPERTIES)
                     updates = ", ".join(f"{p} = excluded.{p}" for p in (*PROPERTIES, "vec"))
+                    present = scalar(con, "SELECT count(*) FROM objects o JOIN esc_objects e ON o.id = e.id WHERE o.collection = ?",
+                                     [collection])  # fmt: skip
+                    conflict = f" ON CONFLICT (collection, id) DO UPDATE SET {updates}, {MENTIONS} = {NO_REFS}" if present else ""
                     con.execute(  # a rewritten object has no entity refs until its chunk is linked again, as in Weaviate
-                        f"INSERT INTO objects (collection, id, {cols}, vec) SELECT ?, id, {cols}, vec FROM esc_objects "
-                        f"ON CONFLICT (collection, id) DO UPDATE SET {updates}, {MENTIONS} = NULL",
+                        f"INSERT INTO objects (collection, id, {cols}, vec, {MENTIONS}) SELECT ?, id, {cols}, vec, "
+                        f"{NO_REFS} FROM esc_objects{conflict}",  # (all new: a plain insert, twice as fast)
                         [collection],
                     )
                 finally:
@@ -211,20 +234,21 @@ class EmbeddedVectorStore(VectorStore):
                 if index is None:
                     index = _Index(new_dim)
                     self._indexes[collection] = index
-                with_vec = [o for o in latest.values() if o.vector]
-                index.remove([o.object_id for o in latest.values() if not o.vector])
+                index.remove([o.object_id for o in objs if not o.vector])
+                with_vec = [i for i, o in enumerate(objs) if o.vector]
                 if with_vec:
                     index.put(
-                        [o.object_id for o in with_vec],
-                        np.asarray([o.vector for o in with_vec], np.float32),
-                        [{**{p: self._prop(o, p) for p in PROPERTIES}, MENTIONS: []} for o in with_vec],
+                        [objs[i].object_id for i in with_vec],
+                        mat if mat is not None else np.asarray([objs[i].vector for i in with_vec], np.float32),
+                        [{**props[i], MENTIONS: []} for i in with_vec],
                     )
         return len(objects)
 
     @staticmethod
-    def _prop(obj: TextObject, name: str) -> Any:
+    def _props(obj: TextObject) -> dict[str, Any]:
+        """The object's properties (PROPERTIES, in order)."""
         p = obj.provenance
-        values = {
+        return {
             "text": obj.text,
             "source": p.source,
             "record_id": p.record_id,
@@ -235,7 +259,6 @@ class EmbeddedVectorStore(VectorStore):
             "chunk_index": obj.chunk_index,
             "contract_version": obj.contract_version,
         }
-        return values[name]
 
     def near_vector(self, collection: str, vector: Sequence[float], limit: int = 5) -> list[dict[str, Any]]:
         query = np.asarray(vector, dtype=np.float32).ravel()
@@ -276,10 +299,14 @@ class EmbeddedVectorStore(VectorStore):
                 con.register("esc_mentions", table)
                 try:
                     done = con.execute(
-                        f"UPDATE objects SET {MENTIONS} = m.{MENTIONS} FROM esc_mentions m "
-                        "WHERE objects.collection = ? AND objects.id = m.id RETURNING objects.id",
-                        [collection],
+                        "SELECT o.id FROM objects o JOIN esc_mentions m ON o.id = m.id WHERE o.collection = ?", [collection]
                     ).fetchall()
+                    # only the objects whose refs change: updating a list column rewrites the row, vector and all
+                    con.execute(
+                        f"UPDATE objects SET {MENTIONS} = m.{MENTIONS} FROM esc_mentions m WHERE objects.collection = ? "
+                        f"AND objects.id = m.id AND objects.{MENTIONS} IS DISTINCT FROM m.{MENTIONS}",
+                        [collection],
+                    )
                 finally:
                     con.unregister("esc_mentions")
             if index is not None:
