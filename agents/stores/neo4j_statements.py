@@ -158,11 +158,13 @@ def create_query(source_record: str) -> str:
 
 
 def creatable(key_names: tuple[str, ...], rows: list[dict[str, Any]]) -> bool:
-    """Whether rows of a new type can be CREATEd: no row folds an edge, and no two rows share a key (``1`` and
-    ``1.0`` are one key, as for Neo4j)."""
+    """Whether rows of a new type can be CREATEd: no row folds an edge, every key value is a value (a null or NaN
+    key is MERGE's to refuse), and no two rows share a key (``1`` and ``1.0`` are one key, as for Neo4j)."""
     seen: set[tuple[Any, ...]] = set()
     for row in rows:
         if any(e is not None for e in row["e"]) or len(row["key"]) != len(key_names):
+            return False
+        if any(v is None or v != v for v in row["key"]):
             return False
         try:
             key = tuple(row["key"])

@@ -170,7 +170,9 @@ def test_types_a_batch_may_stub_or_write_twice_are_merged(monkeypatch: pytest.Mo
     twice = [entity(1, "Twice"), entity(1, "Twice"), entity(2, "Once")]
     edge = EdgeWrite(type="REL", from_label="Other", from_key={"id": 7}, to_label="Target", to_key={"id": 1},
                      contract_version=1)  # fmt: skip
-    s.upsert([*twice, entity(1, "Target")], [edge])
+    nokey = [entity(1, "NoKey"), EntityWrite(label="NoKey", key={"id": None}, properties={},
+                                              provenance=SourceRecordRef(source="items", record_id="x"))]  # fmt: skip
+    s.upsert([*twice, entity(1, "Target"), *nokey], [edge])
     assert [r["label"] for rows in creates(drv) for r in rows] == ["Once"]
 
 
