@@ -31,7 +31,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from esc.agents import metrics
 from esc.agents.extractors import PENDING
@@ -64,12 +64,21 @@ class SourceComplete(BaseModel):
     records: int
     file_hash: str | None = None
     scan: str | None = None  # the connector's scan this file was read in (agents/scan_groups.py)
+    # key candidates the connector saw repeat on rows that differ in this file (contract/key_witness.py)
+    conflicts: dict[str, int] = Field(default_factory=dict)
 
     @classmethod
     def for_file(
-        cls, file: str, counts: Mapping[str, int], file_hash: str | None = None, scan: str | None = None
+        cls,
+        file: str,
+        counts: Mapping[str, int],
+        file_hash: str | None = None,
+        scan: str | None = None,
+        conflicts: Mapping[str, Mapping[str, int]] | None = None,
     ) -> list[SourceComplete]:
-        return [cls(source=s, file=file, records=n, file_hash=file_hash, scan=scan) for s, n in sorted(counts.items())]
+        found = conflicts or {}
+        return [cls(source=s, file=file, records=n, file_hash=file_hash, scan=scan, conflicts=dict(found.get(s, {})))
+                for s, n in sorted(counts.items())]  # fmt: skip
 
 
 DIFF_EVENT_TYPE = "esc.schema.diff"
@@ -181,7 +190,7 @@ class ContractAgent:
         if c.scan is not None and c.records:
             self.scans.note(c.scan, c.source, c.file)
         self.touched.add(c.source)
-        return st.complete(c.file, c.file_hash, c.records)
+        return st.complete(c.file, c.file_hash, c.records, c.conflicts)
 
     # ---------------------------------------------------------------------------------------------- observed
     def _pending_spec(self, name: str, st: SourceState) -> SourceSpec:

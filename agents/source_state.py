@@ -10,7 +10,9 @@ subtract a row, so the evidence is kept per **generation** (file, content hash):
   the older version: an edit never counts a row twice, and never shows a half-read file as the source;
 * a completion announcing 0 records (the file was deleted, or no longer yields this source) removes the file's
   evidence from the source;
-* records without a file (pushed to the records topic) add up in one ``loose`` profile, as before.
+* records without a file (pushed to the records topic) add up in one ``loose`` profile, as before;
+* a completion may carry the key candidates its connector saw repeat in that version (``contract/key_witness.py``):
+  they count while that version is in use (``SourceProfile.witnessed``).
 
 The effective profile is the merge of the generations in use and the loose profile; it is rebuilt only when a
 generation is replaced, otherwise extended in place.
@@ -19,10 +21,11 @@ generation is replaced, otherwise extended in place.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from esc.contract.field_profile import Caps
+from esc.contract.key_witness import witnessed
 from esc.contract.profile import SourceProfile
 
 UNVERSIONED = ""
@@ -63,6 +66,8 @@ class SourceState:
     # file -> the latest (hash, records announced); hash None: a completion that names no version (any, in use)
     completed: dict[str, tuple[str | None, int]] = field(default_factory=dict)
     loose: SourceProfile | None = None  # records without a file
+    # file -> (hash, candidates that repeat in that version): from the version's completion (contract/key_witness.py)
+    conflicts: dict[str, tuple[str | None, dict[str, int]]] = field(default_factory=dict)
     last_seen: float = 0.0
     settled: bool = False  # keys/links may be inferred now
     ever_settled: bool = False
@@ -74,7 +79,10 @@ class SourceState:
     def profile(self) -> SourceProfile:
         if self._profile is None:
             parts = [self.gens[f][h].profile for f, h in sorted(self.current.items())]
-            self._profile = _merged(self.name, [*parts, *([self.loose] if self.loose is not None else [])])
+            merged = _merged(self.name, [*parts, *([self.loose] if self.loose is not None else [])])
+            found = witnessed(c for f, (h, c) in sorted(self.conflicts.items())
+                              if f in self.current and (h is None or h == self.current[f]))  # fmt: skip
+            self._profile = replace(merged, witnessed=found) if found else merged
         return self._profile
 
     @property
@@ -114,18 +122,29 @@ class SourceState:
             return True
         return self._maybe_switch(file)
 
-    def complete(self, file: str, file_hash: str | None, records: int) -> bool:
+    def complete(
+        self, file: str, file_hash: str | None, records: int, conflicts: Mapping[str, int] | None = None
+    ) -> bool:
         """The connector's end-of-file for one version; True if the profile that counts changed."""
         h = file_hash
         if records == 0:  # deleted, or the file no longer yields this source
             self.completed.pop(file, None)
+            self.conflicts.pop(file, None)
             dropped = self.current.pop(file, None) is not None
             self.gens.pop(file, None)
             self._profile = None if dropped else self._profile
             return dropped
         prev = self.completed.get(file)
         self.completed[file] = (h, max(records, prev[1]) if prev is not None and prev[0] == h else records)
-        return self._maybe_switch(file)
+        before = self.conflicts.get(file)
+        if conflicts:
+            self.conflicts[file] = (h, dict(sorted(conflicts.items())))
+        else:
+            self.conflicts.pop(file, None)
+        changed = before != self.conflicts.get(file)
+        if changed:
+            self._profile = None
+        return self._maybe_switch(file) or (changed and file in self.current)
 
     def _maybe_switch(self, file: str) -> bool:
         """Put the announced version of ``file`` in use once every record it announced was profiled."""
@@ -173,6 +192,7 @@ class SourceState:
             "gens": {f: {h: g.to_dict() for h, g in sorted(by.items())} for f, by in sorted(self.gens.items())},
             "current": dict(sorted(self.current.items())),
             "completed": {f: list(v) for f, v in sorted(self.completed.items())},
+            **({"conflicts": {f: [h, c] for f, (h, c) in sorted(self.conflicts.items())}} if self.conflicts else {}),
             "loose": self.loose.to_dict() if self.loose is not None else None,
             "last_seen": self.last_seen,
             "settled": self.settled,
@@ -198,4 +218,6 @@ class SourceState:
         st.completed = {f: (None if v[0] is None else str(v[0]), int(v[1]))
                         for f, v in dict(d.get("completed", {})).items()}
         st.loose = SourceProfile.from_dict(d["loose"], caps) if d.get("loose") is not None else None
+        st.conflicts = {f: (None if v[0] is None else str(v[0]), {k: int(n) for k, n in dict(v[1]).items()})
+                        for f, v in dict(d.get("conflicts", {})).items()}  # fmt: skip
         return st

@@ -2,9 +2,11 @@
 
 Uniqueness is *proven* while the exact distinct set (or exact set of hashed tuples) covers the column, and
 *estimated* from HyperLogLog after that: then a candidate counts as unique when the estimate is within three
-standard errors of the row count, and its confidence says it was estimated. Exact duplicate rows do not break a
-key: a candidate with as many distinct values as the source has distinct rows (the whole-row sketch) is unique
-*modulo duplicate rows*, and the evidence says how many (``duplicate_rows``). A candidate whose values repeat
+standard errors of the row count, and its confidence says it was estimated, unless a reader of whole files saw
+its values repeat on rows that differ (``SourceProfile.witnessed``, contract/key_witness.py): then it is proven
+not to be unique. Exact duplicate rows do not break a key: a candidate with as many distinct values as the source
+has distinct rows (the whole-row sketch) is unique *modulo duplicate rows*, and the evidence says how many
+(``duplicate_rows``). A candidate whose values repeat
 across rows that differ (``conflicts``, at most ``NEAR_SHARE`` of the rows) is *near-unique*: it is taken only
 when nothing is unique, and its evidence says so.
 
@@ -58,9 +60,15 @@ class Uniqueness:
     conflicts: int = 0  # repeated values across rows that differ (near-unique when unique is False)
 
 
-def _uniqueness(exact: int | None, estimate: float, rows: int, err: float, p: SourceProfile) -> Uniqueness:
-    """Uniqueness of a candidate with ``exact`` (or estimated) distinct values over ``rows`` non-null rows."""
+def _uniqueness(
+    exact: int | None, estimate: float, rows: int, err: float, p: SourceProfile, witnessed: int = 0
+) -> Uniqueness:
+    """Uniqueness of a candidate with ``exact`` (or estimated) distinct values over ``rows`` non-null rows;
+    ``witnessed``: its tuples a reader of whole files saw repeat on rows that differ (contract/key_witness.py)."""
     r = p.row_sketch()
+    if exact is None and witnessed > 0:  # proven to repeat where the estimate could not tell
+        conflicts = max(witnessed, round(rows - min(estimate, rows)))
+        return Uniqueness(False, True, float(rows - conflicts), rows, conflicts=conflicts)
     if exact is not None:
         if exact == rows:
             return Uniqueness(True, True, float(exact), rows)
@@ -82,14 +90,14 @@ def _uniqueness(exact: int | None, estimate: float, rows: int, err: float, p: So
 def column_uniqueness(p: SourceProfile, name: str) -> Uniqueness:
     f = p.fields[name]
     exact = len(f.exact.hashes) if f.exact.hashes is not None else None
-    return _uniqueness(exact, f.hll.estimate(), f.nonnull, f.hll.relative_error, p)
+    return _uniqueness(exact, f.hll.estimate(), f.nonnull, f.hll.relative_error, p, p.witnessed.get((name,), 0))
 
 
 def combo_uniqueness(c: ComboProfile, p: SourceProfile | None = None) -> Uniqueness:
     if p is None:
         p = SourceProfile(c.columns[0], c.rows, {})
     exact = len(c.exact.hashes) if c.exact.hashes is not None else None
-    return _uniqueness(exact, c.hll.estimate(), c.rows, c.hll.relative_error, p)
+    return _uniqueness(exact, c.hll.estimate(), c.rows, c.hll.relative_error, p, p.witnessed.get(c.columns, 0))
 
 
 def near_unique(u: Uniqueness) -> bool:

@@ -68,6 +68,9 @@ class SourceProfile:
     combos: Mapping[tuple[str, ...], ComboProfile] = field(default_factory=dict)
     parent: ParentStats | None = None
     formats: tuple[str, ...] = ()
+    # key candidates (columns sorted by name) proven to repeat on rows that differ, by a reader that saw whole files
+    # (contract/key_witness.py): the repeats found, a lower bound; evidence where the sketches only estimate
+    witnessed: Mapping[tuple[str, ...], int] = field(default_factory=dict)
 
     @classmethod
     def empty(cls, name: str) -> SourceProfile:
@@ -136,7 +139,7 @@ class SourceProfile:
         return cls(name, len(rows), fields, combos, None, formats)
 
     def with_parent(self, stats: ParentStats) -> SourceProfile:
-        return SourceProfile(self.name, self.records, self.fields, self.combos, stats, self.formats)
+        return SourceProfile(self.name, self.records, self.fields, self.combos, stats, self.formats, self.witnessed)
 
     def observe(self, records: Sequence[Record], caps: Caps = DEFAULT_CAPS) -> SourceProfile:
         return self.merge(SourceProfile.of_records(self.name, records, caps))
@@ -171,6 +174,8 @@ class SourceProfile:
             combos,
             parent,
             tuple(sorted(set(self.formats) | set(other.formats))),
+            {k: self.witnessed.get(k, 0) + other.witnessed.get(k, 0)
+             for k in sorted(set(self.witnessed) | set(other.witnessed))},
         )
 
     # ---------------------------------------------------------------------------------------------- reading
@@ -272,6 +277,7 @@ class SourceProfile:
                 "rows": self.parent.rows,
                 "matches": dict(self.parent.matches),
             },
+            **({"witnessed": {"\x1f".join(k): n for k, n in sorted(self.witnessed.items())}} if self.witnessed else {}),
         }
 
     @classmethod
@@ -286,6 +292,7 @@ class SourceProfile:
             if p is None
             else ParentStats(p["parent"], p["array_path"], int(p["rows"]), dict(p["matches"])),
             tuple(d.get("formats", ())),
+            {tuple(k.split("\x1f")): int(n) for k, n in dict(d.get("witnessed") or {}).items()},
         )
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from esc.agents.contract_agent import SourceComplete
 from esc.agents.scan_groups import ScanComplete
+from esc.contract.key_witness import KeyWitness
 from esc.contract.labels import printable, record_label, source_label
 from esc.contract.records import Record, Rejected
 from esc.streams.connectors.base import Emission, Emit, EmitDead, Flush
@@ -54,6 +55,7 @@ Retract = Callable[[list[str]], Awaitable[None]]
 Completed = Callable[[list[SourceComplete]], Awaitable[None]]
 Scanned = Callable[[ScanComplete], Awaitable[None]]
 Opened = Callable[[str], Awaitable[None]]
+Columnar = tuple[list[str], Counter[str], dict[str, dict[str, int]]]  # record keys, records and conflicts per source
 
 log = logging.getLogger(__name__)
 BATCH = 500
@@ -113,7 +115,7 @@ class FileWatcher(FileBatches):
         self._announced: str | None = None  # the scan whose opening this process sent
         # The embedded runtime's columnar path (streams/runtime/embedded_columnar.py): delivers a whole file and
         # returns its record keys and records per source, or None when the file must be read record by record.
-        self.columnar: Callable[[SourceFile, str], Awaitable[tuple[list[str], Counter[str]] | None]] | None = None
+        self.columnar: Callable[[SourceFile, str], Awaitable[Columnar | None]] | None = None
         self._batch: FileBatch | None = None  # files delivered together (batched)
 
     # -- public --------------------------------------------------------------------------------------------------
@@ -313,21 +315,29 @@ class FileWatcher(FileBatches):
         await self._open_scan()
         done = await self.columnar(sf, digest) if self.columnar is not None and not corpus else None
         if done is not None:
-            await self._complete(SourceComplete.for_file(sf.rel, done[1], digest, self._scan_members(sf.rel, done[1])))
+            scan = self._scan_members(sf.rel, done[1])
+            await self._complete(SourceComplete.for_file(sf.rel, done[1], digest, scan, done[2]))
             return done[0]
         items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
         counts: Counter[str] = Counter()
+        witnesses: dict[str, KeyWitness] = {}
 
         def next_batch() -> list[Emission | Rejected]:  # in a thread: read, build and serialize envelopes
             out: list[Emission | Rejected] = []
+            rows: dict[str, list[dict[str, Any]]] = {}
             for item in islice(items, BATCH):
                 if isinstance(item, Rejected):
                     out.append(item)
                     continue
                 if corpus and item.source == sf.source:
                     item.values.setdefault(FILE_FIELD, sf.rel)
-                out.append(emission_for(item, sf.rel, digest))
+                em = emission_for(item, sf.rel, digest)
+                out.append(em)
+                if not isinstance(em, Rejected):
+                    rows.setdefault(item.source, []).append(item.values)
+            for source, values in rows.items():  # exact repeats of key candidates over the whole file
+                witnesses.setdefault(source, KeyWitness()).add_records(values)
             return out
 
         while True:
@@ -345,7 +355,8 @@ class FileWatcher(FileBatches):
             await self._flush()
         if self.completed is not None and counts:
             scan = self._scan_members(sf.rel, counts)
-            await self._complete(SourceComplete.for_file(sf.rel, counts, digest, scan))
+            found = {s: w.conflicts() for s, w in witnesses.items()}
+            await self._complete(SourceComplete.for_file(sf.rel, counts, digest, scan, found))
         return keys
 
     @staticmethod

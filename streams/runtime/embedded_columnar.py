@@ -44,6 +44,7 @@ from esc.agents.stores.embedded.bulk_plan import plan_rows
 from esc.agents.stores.embedded.graph import EmbeddedGraphStore
 from esc.agents.types import EntityWrite, TextObject
 from esc.contract.entities import LONG_TEXT_CHARS
+from esc.contract.key_witness import table_conflicts
 from esc.contract.labels import record_label
 from esc.contract.model import Contract
 from esc.contract.profile_table import profile_table
@@ -73,6 +74,7 @@ class Held:
     locations: list[str]
     event_time: str
     columns: dict[str, list[str | None]]  # the table's columns as Python lists (converted once)
+    conflicts: dict[str, int]  # key candidates that repeat in the file (contract/key_witness.py)
 
 
 def _worth_a_vector(name: str, value: str | None, long: set[str]) -> bool:
@@ -114,7 +116,9 @@ class ColumnarLane:
         self.vector_seconds = 0.0
 
     # ------------------------------------------------------------------------------------------- delivery
-    async def deliver(self, sf: SourceFile, digest: str) -> tuple[list[str], Counter[str]] | None:
+    async def deliver(
+        self, sf: SourceFile, digest: str
+    ) -> tuple[list[str], Counter[str], dict[str, dict[str, int]]] | None:
         """Deliver one file the columnar way; None: the record path must read it."""
         watcher = self.rt.watcher
         max_fields = watcher.max_fields if watcher is not None else None
@@ -134,7 +138,8 @@ class ColumnarLane:
         self.records += n
         metrics.RECORDS_PRODUCED.labels(metrics.source_label(sf.source)).inc(n)
         self.rt.summary.records += n
-        return [record_key(sf.source, rid) for rid in held.ids], Counter({sf.source: n})
+        conflicts = {sf.source: held.conflicts}
+        return [record_key(sf.source, rid) for rid in held.ids], Counter({sf.source: n}), conflicts
 
     def _prepare(self, sf: SourceFile, digest: str, table: pa.Table, now: str) -> Held:
         """Record ids, the records log, and the file's profile update (in a thread)."""
@@ -171,7 +176,7 @@ class ColumnarLane:
 
             self.rt.bus.publish(PROFILES, sf.source.encode(), profile_update(delta))
             metrics.PROFILE_UPDATES.labels(metrics.source_label(sf.source)).inc()
-        return Held(sf, digest, table, ids, locations, now, dict(zip(names, cols, strict=True)))
+        return Held(sf, digest, table, ids, locations, now, dict(zip(names, cols, strict=True)), table_conflicts(table))
 
     # ------------------------------------------------------------------------------------------- writing
     async def finish(self, t0: float) -> None:
