@@ -236,7 +236,7 @@ class ExtractionWorker:
                 self.log_deferred.discard(source)
         from_log = {s for s, _ in order} - set(from_memory)
         if from_log:
-            self.deferred.take(from_log)  # the log has them all; drop the partial in-memory copies
+            self.deferred.drop(from_log)  # the log has them all; drop the partial in-memory copies
             self.deferred.overflowed -= from_log
             done += await self._pipelined(self.replay_log(from_log), rekey)
             for s in from_log:

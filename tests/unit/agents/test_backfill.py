@@ -167,3 +167,32 @@ def test_streamed_pipeline_converges_to_the_batch_graph(chinook: Pack) -> None:
     labels = {e.source: e.name for e in final.entities}
     for s, spec in chinook.truth["sources"].items():
         assert graph.count(labels[s]) == spec["rows"]
+
+
+def test_deferred_records_come_back_as_they_went_in() -> None:
+    from datetime import UTC, datetime
+
+    from esc.agents.backfill import DeferredRecords
+
+    envs = [
+        RecordEnvelope(source="s", record_id="1", payload={"x": float("nan"), "y": float("-inf"), "z": [1, {"a": None}]},
+                       event_time=datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC), format="csv",
+                       location={"file": "s.csv", "row": 1}, file_hash="h"),  # fmt: skip
+        RecordEnvelope(source="s", record_id="2", payload={"n": 10**30, "t": "é\u2028"}),
+        RecordEnvelope(source="t.child", payload={"k": 1}, parent={"source": "t", "record_id": "9"}),
+    ]
+    d = DeferredRecords(limit=10)
+    d.add(envs)
+    d.add([envs[1]])  # a re-delivery replaces its copy
+    assert len(d) == 3 and d.sources() == {"s", "t.child"}
+    back = d.take(["t.child", "s"])
+    assert [e.resolved_id() for e in back] == ["1", "2", envs[2].resolved_id()]  # parents first, arrival order
+    got = {e.resolved_id(): e for e in back}
+    for e in envs:
+        b = got[e.resolved_id()]
+        assert b.model_dump(exclude={"payload"}) == e.model_dump(exclude={"payload"})
+        assert repr(b.payload) == repr(e.payload)  # NaN and infinities included
+    assert len(d) == 0
+    d.add(envs)
+    d.drop(["s"])
+    assert len(d) == 1 and d.sources() == {"t.child"}
