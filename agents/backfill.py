@@ -260,14 +260,19 @@ class DeferredRecords:
     def sources(self) -> set[str]:
         return set(self._by_source) | self.overflowed
 
-    def take(self, sources: Iterable[str]) -> list[RecordEnvelope]:
-        """Remove and return the buffered records of ``sources`` (parents first, then in arrival order)."""
-        out: list[RecordEnvelope] = []
+    def take_raw(self, sources: Iterable[str]) -> list[bytes]:
+        """Remove and return the buffered records of ``sources`` as JSON (parents first, then in arrival order):
+        a backfill parses them batch by batch, so they never all exist as objects at once."""
+        out: list[bytes] = []
         for s in sorted(sources, key=lambda x: (x.count("."), x)):
             bucket = self._by_source.pop(s, {})
             self._size -= len(bucket)
-            out.extend(RecordEnvelope.model_validate_json(b) for b in bucket.values())
+            out.extend(bucket.values())
         return out
+
+    def take(self, sources: Iterable[str]) -> list[RecordEnvelope]:
+        """:meth:`take_raw`, parsed."""
+        return [RecordEnvelope.model_validate_json(b) for b in self.take_raw(sources)]
 
     def drop(self, sources: Iterable[str]) -> None:
         """Forget the buffered records of ``sources`` (the log has them all)."""

@@ -53,12 +53,13 @@ def _parse_all(batch: Sequence[bytes | RecordEnvelope]) -> list[RecordEnvelope]:
 
 
 REPLAY_BATCH = 5000
-"""Records per planned batch when deferred records are replayed from memory (the log's batches are its own)."""
+"""Records per planned batch when deferred records are replayed from memory (the log's batches are its own); each
+batch is parsed from the records' JSON as it is planned."""
 
 
-async def _in_batches(envs: list[RecordEnvelope]) -> AsyncIterator[list[RecordEnvelope]]:
+async def _in_batches(envs: list[bytes]) -> AsyncIterator[list[bytes | RecordEnvelope]]:
     for i in range(0, len(envs), REPLAY_BATCH):
-        yield envs[i : i + REPLAY_BATCH]
+        yield list(envs[i : i + REPLAY_BATCH])
 
 
 async def _cancelled(task: asyncio.Task[Any]) -> None:
@@ -229,8 +230,8 @@ class ExtractionWorker:
         ]
         done = 0
         if from_memory:  # every source's records in shared batches: a folder of 500 small sources is one write
-            envs = [e for source in from_memory for e in self.deferred.take([source])]  # in the plan's order
-            done += await self._pipelined(_in_batches(envs), set())
+            raw = [b for source in from_memory for b in self.deferred.take_raw([source])]  # in the plan's order
+            done += await self._pipelined(_in_batches(raw), set())  # (parsed batch by batch, as the log's)
             for source in from_memory:
                 self.tracker.finish(source)
                 self.log_deferred.discard(source)
