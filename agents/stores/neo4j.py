@@ -181,8 +181,7 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         rows = [r for (label, names), params in created.items() for r in create_rows(self.namespace + label, names, params)]
         try:
             for part in chunks(rows):
-                self._driver.execute_query(create_query(self.namespace + SOURCE_RECORD), rows=part,
-                                           database_=self._database)  # fmt: skip
+                self._exec(create_query(self.namespace + SOURCE_RECORD), rows=part)
             return
         except neo4j.exceptions.CypherSyntaxError:
             self._dynamic_labels = False
@@ -203,12 +202,12 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
                 for j, ((label, key_names), _) in enumerate(part)
             )
             params = {f"rows{j}": rows for j, (_, rows) in enumerate(part)}
-            self._driver.execute_query(query, parameters_=params, database_=self._database)
+            self._exec(query, **params)
         self._planned.update(key for key, _ in part)
 
     def _write_rows(self, query: str, rows: list[dict[str, Any]]) -> None:
         for part in chunks(rows):
-            self._driver.execute_query(query, rows=part, database_=self._database)
+            self._exec(query, rows=part)
 
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
         """MERGE edges; an endpoint not seen yet (a target, or a nested child's parent written by another batch)
@@ -237,7 +236,7 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
             self.ensure_entity_key(tlabel, tk)
             self._touched({flabel, tlabel})
             for part in chunks(params):
-                summary = self._driver.execute_query(query, rows=part, database_=self._database).summary
+                summary = self._exec(query, rows=part).summary
                 written += summary.counters.relationships_created + summary.counters.properties_set
         return written
 
@@ -250,9 +249,9 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
             f"WHERE NOT EXISTS {{ MATCH (n)-[:{DERIVED_FROM}]->(o:{self._sr}) WHERE NOT o.sid IN $sids }} "
             "DETACH DELETE n"
         )
-        self._driver.execute_query(orphans, sids=sids, database_=self._database)
+        self._exec(orphans, sids=sids)
         records = f"UNWIND $sids AS sid MATCH (s:{self._sr} {{sid: sid}}) DETACH DELETE s RETURN count(*) AS c"
-        result = self._driver.execute_query(records, sids=sids, database_=self._database)
+        result = self._exec(records, sids=sids)
         return int(result.records[0]["c"]) if result.records else 0
 
     def source_records_for_file(self, file: str) -> list[SourceRecordRef]:
@@ -303,8 +302,12 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
                 tx.run(query, params).consume()
 
         if statements:
-            with self._driver.session(database=self._database) as session:
-                session.execute_write(work)
+            try:
+                with self._driver.session(database=self._database) as session:
+                    session.execute_write(work)
+            finally:
+                for _, params in statements:  # (the driver keeps them in a reference cycle: see _exec)
+                    params["rows"].clear()
         return len(upserts)
 
     def canonical_ids(self) -> set[str]:

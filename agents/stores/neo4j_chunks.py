@@ -32,8 +32,21 @@ class Neo4jChunks:
     def ensure_entity_key(self, label: str, key_props: Sequence[str]) -> None:  # pragma: no cover
         raise NotImplementedError
 
+    def _exec(self, query: str, **params: Any) -> Any:
+        """``execute_query`` with ``params``, then the lists passed are emptied. The driver keeps a query's
+        parameters in a reference cycle, so every batch's rows (a dict and its lists per record) lived on until a
+        full garbage collection, which the worker's tuned collector runs rarely: ~260 MB of worker RSS at TPC-H
+        SF 0.05. The lists sent are copies, so a caller (or a retry) still has its own."""
+        sent = {k: list(v) if isinstance(v, list) else v for k, v in params.items()}
+        try:
+            return self._driver.execute_query(query, parameters_=sent, database_=self._database)
+        finally:
+            for v in sent.values():
+                if isinstance(v, list):
+                    v.clear()
+
     def _run(self, query: str, **params: Any) -> list[dict[str, Any]]:
-        records, _, _ = self._driver.execute_query(query, parameters_=params, database_=self._database)
+        records, _, _ = self._exec(query, **params)
         return [r.data() for r in records]
 
     def _chunk(self) -> str:

@@ -44,7 +44,7 @@ from esc.streams.runtime import log_limits, rebalance_reread
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from esc.streams.runtime.deferred_table import SharedDeferred, worker_id
 from esc.streams.runtime.faust_folder import folder_task
-from esc.streams.runtime.gc_tuning import tune_gc
+from esc.streams.runtime.gc_tuning import tune_gc, tune_malloc
 from esc.streams.runtime.http_auth import check_bind, middleware
 from esc.streams.runtime.http_surface import Surface, add_routes
 from esc.streams.runtime.kafka_io import read_topic, source_key_filter
@@ -383,6 +383,7 @@ def run_worker(settings: Settings, data_dir: Path | None, loglevel: str = "info"
     """Run a worker in the foreground until SIGTERM / Ctrl-C."""
     from esc.streams.runtime.kafka_io import ensure_topics
 
+    tune_malloc()  # before any thread starts
     asyncio.run(ensure_topics(settings, topics.WORKER))  # visible to the consumer before it subscribes
     app = build_app(settings, data_dir)
     tune_gc()

@@ -175,9 +175,15 @@ def test_deferred_records_come_back_as_they_went_in() -> None:
     from esc.agents.backfill import DeferredRecords
 
     envs = [
-        RecordEnvelope(source="s", record_id="1", payload={"x": float("nan"), "y": float("-inf"), "z": [1, {"a": None}]},
-                       event_time=datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC), format="csv",
-                       location={"file": "s.csv", "row": 1}, file_hash="h"),  # fmt: skip
+        RecordEnvelope(
+            source="s",
+            record_id="1",
+            payload={"x": float("nan"), "y": float("-inf"), "z": [1, {"a": None}]},
+            event_time=datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC),
+            format="csv",
+            location={"file": "s.csv", "row": 1},
+            file_hash="h",
+        ),
         RecordEnvelope(source="s", record_id="2", payload={"n": 10**30, "t": "é\u2028"}),
         RecordEnvelope(source="t.child", payload={"k": 1}, parent={"source": "t", "record_id": "9"}),
     ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from types import SimpleNamespace
 from typing import Any
 
@@ -23,8 +24,11 @@ class FakeDriver:
         self.fresh = fresh
         self.fail = fail
 
-    def execute_query(self, query: str, **kw: Any) -> Any:
-        self.calls.append((query, kw))
+    def execute_query(self, query: str, parameters_: dict[str, Any] | None = None, **kw: Any) -> Any:
+        # the parameters as the server receives them at call time (the store empties what it sent afterwards)
+        params = copy.deepcopy({**(parameters_ or {}), **{k: v for k, v in kw.items() if not k.endswith("_")}})
+        self.calls.append((query, params))
+        kw = params
         if self.fail is not None and "$(row.label)" in query:
             raise self.fail
         rows = kw.get("rows") or []
@@ -53,7 +57,7 @@ def written_rows(drv: FakeDriver) -> list[list[dict[str, Any]]]:
     out: list[list[dict[str, Any]]] = []
     for query, kw in drv.calls:
         if "UNWIND" in query:
-            out += [kw["rows"]] if "rows" in kw else list(kw["parameters_"].values())
+            out += [kw["rows"]] if "rows" in kw else list(kw.values())
     return out
 
 
@@ -140,7 +144,7 @@ def test_new_small_types_share_a_statement_and_their_later_rows_use_their_own(mo
     writes = [(q, kw) for q, kw in drv.calls if "UNWIND" in q]
     assert len(writes) == 2  # ten types in one statement, the other three in a second
     query, kw = writes[0]
-    assert query.count("CALL () {") == statements.FIRST_TOGETHER and sorted(kw["parameters_"]) == sorted(
+    assert query.count("CALL () {") == statements.FIRST_TOGETHER and sorted(kw) == sorted(
         f"rows{j}" for j in range(statements.FIRST_TOGETHER)
     )
     drv.calls.clear()
@@ -183,5 +187,22 @@ def test_an_existing_node_or_an_old_server_falls_back_to_merge(monkeypatch: pyte
         s, drv = make_store(monkeypatch, batch=5000, drv=FakeDriver(fresh=True, fail=error))
         assert s.upsert_entities([entity(i, f"T{t}") for t in range(3) for i in range(2)]) == 6
         merged = [kw for q, kw in drv.calls if "CALL () {" in q]
-        assert len(creates(drv)) == 1 and sum(len(v) for kw in merged for v in kw["parameters_"].values()) == 6
+        assert len(creates(drv)) == 1 and sum(len(v) for kw in merged for v in kw.values()) == 6
         assert s._dynamic_labels is not isinstance(error, neo4j.exceptions.CypherSyntaxError)
+
+
+def test_sent_rows_do_not_outlive_the_statement(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver keeps a statement's parameters in a reference cycle; the store empties the lists it sent, so a
+    batch's rows are freed when the write returns, not at the next full garbage collection."""
+    kept: list[dict[str, Any]] = []
+
+    class Keeping(FakeDriver):
+        def execute_query(self, query: str, parameters_: dict[str, Any] | None = None, **kw: Any) -> Any:
+            kept.append(parameters_ or {})  # what a driver holding on to its parameters would see later
+            return super().execute_query(query, parameters_, **kw)
+
+    s, drv = make_store(monkeypatch, 2, Keeping())
+    s.upsert_entities([entity(i) for i in range(5)])
+    sent = [v for p in kept for v in p.values() if isinstance(v, list)]
+    assert sent and all(v == [] for v in sent)
+    assert sum(len(kw["rows"]) for q, kw in drv.calls if "UNWIND" in q) >= 5  # every row reached the server
