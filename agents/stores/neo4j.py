@@ -306,8 +306,8 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
                 with self._driver.session(database=self._database) as session:
                     session.execute_write(work)
             finally:
-                for _, params in statements:  # (the driver keeps them in a reference cycle: see _exec)
-                    params["rows"].clear()
+                for _, sent in statements:  # (the driver keeps them in a reference cycle: see _exec)
+                    sent["rows"].clear()
         return len(upserts)
 
     def canonical_ids(self) -> set[str]:
