@@ -270,10 +270,6 @@ class DeferredRecords:
             out.extend(bucket.values())
         return out
 
-    def take(self, sources: Iterable[str]) -> list[RecordEnvelope]:
-        """:meth:`take_raw`, parsed."""
-        return [RecordEnvelope.model_validate_json(b) for b in self.take_raw(sources)]
-
     def drop(self, sources: Iterable[str]) -> None:
         """Forget the buffered records of ``sources`` (the log has them all)."""
         for s in sources:

@@ -23,6 +23,12 @@ from tests.fakes.contracts import chinook_like, field, fk
 from tests.unit.agents.conftest import Pack
 from tests.unit.agents.fakes import RecordingGraph, RecordingVectors
 
+
+def taken(deferred: DeferredRecords, sources: list[str]) -> list[RecordEnvelope]:
+    """The buffered records of ``sources``, parsed as a backfill parses them."""
+    return [RecordEnvelope.model_validate_json(b) for b in deferred.take_raw(sources)]
+
+
 ALL = {"Artist", "Album", "Employee", "Customer", "Invoice", "Invoice.InvoiceLine"}
 
 
@@ -105,7 +111,7 @@ def test_tracker_and_deferred_buffer() -> None:
     assert len(buf) == 2
     buf.add([RecordEnvelope(source="z", record_id=str(i), payload={}) for i in range(3)])
     assert buf.overflowed == {"z"} and len(buf) == 2 and buf.sources() == {"x", "y", "z"}
-    assert [e.source for e in buf.take({"y", "x"})] == ["x", "y"] and len(buf) == 0
+    assert [e.source for e in taken(buf, ["y", "x"])] == ["x", "y"] and len(buf) == 0
 
 
 def test_streamed_pipeline_converges_to_the_batch_graph(chinook: Pack) -> None:
@@ -142,7 +148,7 @@ def test_streamed_pipeline_converges_to_the_batch_graph(chinook: Pack) -> None:
         ing.use(contract)
         plan = plan_replay(contract, diff, ing.ingested, deferred.sources())
         for source, rekey in tracker.start(plan):
-            envs = deferred.take([source]) if source in plan.ready else list(archive[source])
+            envs = taken(deferred, [source]) if source in plan.ready else list(archive[source])
             r = ing.handle(envs, rekey=rekey)
             assert not r.deferred and not r.dead
             tracker.progress(source, len(envs))
@@ -172,8 +178,6 @@ def test_streamed_pipeline_converges_to_the_batch_graph(chinook: Pack) -> None:
 def test_deferred_records_come_back_as_they_went_in() -> None:
     from datetime import UTC, datetime
 
-    from esc.agents.backfill import DeferredRecords
-
     envs = [
         RecordEnvelope(
             source="s",
@@ -191,7 +195,7 @@ def test_deferred_records_come_back_as_they_went_in() -> None:
     d.add(envs)
     d.add([envs[1]])  # a re-delivery replaces its copy
     assert len(d) == 3 and d.sources() == {"s", "t.child"}
-    back = d.take(["t.child", "s"])
+    back = taken(d, ["t.child", "s"])
     assert [e.resolved_id() for e in back] == ["1", "2", envs[2].resolved_id()]  # parents first, arrival order
     got = {e.resolved_id(): e for e in back}
     for e in envs:
