@@ -21,10 +21,11 @@ class Emission:
     source: str
     key: bytes
     value: bytes
+    profiled: bool = False  # its file was profiled whole (streams/connectors/file_profiles.py)
 
     @classmethod
-    def of(cls, env: RecordEnvelope) -> Emission:
-        return cls(env.source, env.key().encode("utf-8"), env.model_dump_json().encode("utf-8"))
+    def of(cls, env: RecordEnvelope, profiled: bool = False) -> Emission:
+        return cls(env.source, env.key().encode("utf-8"), env.model_dump_json().encode("utf-8"), profiled)
 
 
 Emit = Callable[[Emission], Awaitable[None]]

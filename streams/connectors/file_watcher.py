@@ -36,7 +36,8 @@ from esc.contract.key_witness import KeyWitness
 from esc.contract.labels import printable, record_label, source_label
 from esc.contract.records import Record, Rejected
 from esc.streams.connectors.base import Emission, Emit, EmitDead, Flush
-from esc.streams.connectors.file_batch import FileBatch, FileBatches
+from esc.streams.connectors.file_batch import FileBatch
+from esc.streams.connectors.file_profiles import FileProfiles, ProfileFile
 from esc.streams.connectors.folder_files import (  # noqa: F401  (drop_files, delivery_order: re-exported)
     Manifest,
     NotRegularFile,
@@ -61,11 +62,12 @@ log = logging.getLogger(__name__)
 BATCH = 500
 
 
-def emission_for(record: Record, rel: str, file_hash: str) -> Emission | Rejected:
+def emission_for(record: Record, rel: str, file_hash: str, profiled: bool = False) -> Emission | Rejected:
     """The record's message, or a rejection when it cannot be one (a lone surrogate in a value has no UTF-8 form;
-    nesting deeper than the JSON encoder's recursion limit): one bad record never stops its file."""
+    nesting deeper than the JSON encoder's recursion limit): one bad record never stops its file. ``profiled``:
+    its file's profile update was sent already (``file_profiles.py``)."""
     try:
-        return Emission.of(envelope_for(record, rel, file_hash))
+        return Emission.of(envelope_for(record, rel, file_hash), profiled)
     except (ValueError, RecursionError) as exc:  # UnicodeEncodeError and pydantic's serialization errors included
         reason = f"record cannot be serialized as JSON: {type(exc).__name__}: {exc}"
         return Rejected(file=rel, reason=reason[:500], location=record.location,
@@ -82,7 +84,7 @@ def dead_letter_for(rej: Rejected) -> DeadLetter:
     )
 
 
-class FileWatcher(FileBatches):
+class FileWatcher(FileProfiles):
     def __init__(
         self,
         root: Path,
@@ -117,6 +119,10 @@ class FileWatcher(FileBatches):
         # returns its record keys and records per source, or None when the file must be read record by record.
         self.columnar: Callable[[SourceFile, str], Awaitable[Columnar | None]] | None = None
         self._batch: FileBatch | None = None  # files delivered together (batched)
+        # The Faust worker's hook profiling a whole file before its records (streams/connectors/file_profiles.py)
+        self.profile_file: ProfileFile | None = None
+        self._profiled: dict[str, str] = {}
+        self._profiled_path = state_dir / "connector" / "profiled.json"
 
     # -- public --------------------------------------------------------------------------------------------------
     async def run(self) -> None:
@@ -142,6 +148,7 @@ class FileWatcher(FileBatches):
         ``settle`` seconds per file, one after another)."""
         stable = await self.settle_all([p for p in paths if p.exists() and not p.is_symlink()])
         async with self.batched():
+            await self.profile_first(paths, stable)  # profiles and completions of whole files first (if hooked)
             return sum([await self.process(p, settled=p in stable) for p in paths])
 
     # -- scans: the files of one scan settle together (agents/scan_groups.py) ---------------------------------------
@@ -318,6 +325,7 @@ class FileWatcher(FileBatches):
             scan = self._scan_members(sf.rel, done[1])
             await self._complete(SourceComplete.for_file(sf.rel, done[1], digest, scan, done[2]))
             return done[0]
+        profiled = self.was_profiled(sf.rel, digest)  # its profile and completion went out in the first pass
         items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
         counts: Counter[str] = Counter()
@@ -332,9 +340,9 @@ class FileWatcher(FileBatches):
                     continue
                 if corpus and item.source == sf.source:
                     item.values.setdefault(FILE_FIELD, sf.rel)
-                em = emission_for(item, sf.rel, digest)
+                em = emission_for(item, sf.rel, digest, profiled)
                 out.append(em)
-                if not isinstance(em, Rejected):
+                if not isinstance(em, Rejected) and not profiled:
                     rows.setdefault(item.source, []).append(item.values)
             for source, values in rows.items():  # exact repeats of key candidates over the whole file
                 witnesses.setdefault(source, KeyWitness()).add_records(values)
@@ -353,7 +361,7 @@ class FileWatcher(FileBatches):
                     await self.emit(item)
         if self._batch is None:
             await self._flush()
-        if self.completed is not None and counts:
+        if self.completed is not None and counts and not profiled:
             scan = self._scan_members(sf.rel, counts)
             found = {s: w.conflicts() for s, w in witnesses.items()}
             await self._complete(SourceComplete.for_file(sf.rel, counts, digest, scan, found))

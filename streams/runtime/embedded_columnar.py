@@ -36,9 +36,9 @@ from esc.agents import metrics
 from esc.agents.chunk_graph import chunk_store
 from esc.agents.extract_compiled import SourcePlan, compile_source, covers
 from esc.agents.extractors import _entity_key, _texts, provenance
-from esc.agents.llm_samples import sample_records
+from esc.agents.file_profile import table_delta
 from esc.agents.pipeline import profile_update
-from esc.agents.profiler import STREAM_CAPS, ProfileDelta, ProfileMeta, Watermark
+from esc.agents.profiler import Watermark
 from esc.agents.stores.embedded.bulk import BulkRows, write_bulk
 from esc.agents.stores.embedded.bulk_plan import plan_rows
 from esc.agents.stores.embedded.graph import EmbeddedGraphStore
@@ -47,8 +47,7 @@ from esc.contract.entities import LONG_TEXT_CHARS
 from esc.contract.key_witness import table_conflicts
 from esc.contract.labels import record_label
 from esc.contract.model import Contract
-from esc.contract.profile_table import profile_table
-from esc.contract.records import Location, Record
+from esc.contract.records import Location
 from esc.contract.semantic import is_text
 from esc.settings import load
 from esc.streams.events import RecordEnvelope, record_key
@@ -163,15 +162,8 @@ class ColumnarLane:
         fresh, observed = self.rt.seen.check([(key, digest.encode())])
         if fresh[0]:  # a re-delivery of a version already profiled (a crash before the manifest) counts once
             self.rt._observed.extend(observed)
-            prof = profile_table(sf.source, table, sf.format, STREAM_CAPS, PROFILE_BATCH)
-            first = [Record(source=sf.source, format=sf.format, values=dict(zip(names, (c[i] for c in cols), strict=True)),
-                            location=Location(file=sf.rel, row=i + 1, line=i + 2)) for i in range(min(n, PROFILE_BATCH))]  # fmt: skip
-            delta = ProfileDelta(
-                source=sf.source, profile=prof.to_dict(),
-                meta=ProfileMeta(format=sf.format, files=[sf.rel], file_records={sf.rel: n}, file_hash=digest),
-                watermark=Watermark(stream=f"columnar/{sf.rel}", offset=time.time_ns()), records=n,
-                samples=sample_records(first),
-            )  # fmt: skip
+            mark = Watermark(stream=f"columnar/{sf.rel}", offset=time.time_ns())
+            delta = table_delta(sf, digest, table, mark, PROFILE_BATCH)
             from esc.streams.runtime.inprocess import PROFILES
 
             self.rt.bus.publish(PROFILES, sf.source.encode(), profile_update(delta))

@@ -374,7 +374,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
 
     # -- drop folder (streams/runtime/faust_folder.py) ----------------------------------------------------------
     if data_dir is not None:
-        app.task(folder_task(settings, data_dir, records_name, profiles_topic, send_dead))
+        whole_files = profiler if settings.columnar else None  # CSV/TSV files profiled whole, before their records
+        app.task(folder_task(settings, data_dir, records_name, profiles_topic, send_dead, whole_files, PROFILE_BATCH))
 
     return app
 

@@ -4,7 +4,7 @@ Profiling a record batch is pure Python (~70 us per record: parsing, type detect
 one process it competes for the GIL with parsing, planning and the Kafka client, so a worker used about one core
 of two while the rest idled. Here the batch's record values go to one spawned child (``profile_messages`` is a
 pure function of them), and the deltas come back; the parent only picks the records to profile (the seen-index)
-and publishes. If the child dies, the pool is rebuilt and that batch is profiled in a thread instead.
+and publishes. Whole CSV/TSV files are read and profiled there too (``profile_file``). If the child dies, the pool is rebuilt and that batch is profiled in a thread instead.
 """
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from esc.agents import metrics
+from esc.agents.file_profile import FileProfile, profile_file
 from esc.agents.pipeline import profile_messages
 from esc.agents.profiler import ProfileDelta
+from esc.streams.readers import SourceFile
 from esc.streams.runtime.child_process import die_with_parent
 from esc.streams.runtime.gc_tuning import tune_gc
 
@@ -59,6 +61,22 @@ class ProfilePool:
         for d in deltas:  # counted in the child's registry, which nobody scrapes
             metrics.PROFILE_UPDATES.labels(metrics.source_label(d.source)).inc()
         return deltas
+
+    async def profile_file(
+        self, sf: SourceFile, digest: str, offset: int, batch: int, max_fields: int | None
+    ) -> FileProfile | str:
+        """A whole CSV/TSV file's profile update (``agents/file_profile.py``), read and profiled in the child; a
+        reason instead when the columnar reader declines the file."""
+        args = (sf, digest, offset, batch, max_fields)
+        try:
+            got = await asyncio.get_running_loop().run_in_executor(self._executor(), profile_file, *args)
+        except BrokenProcessPool:
+            log.warning("profiling process died; restarting it, and profiling %s in a thread", sf.rel)
+            self.close()
+            got = await asyncio.to_thread(profile_file, *args)
+        if not isinstance(got, str):
+            metrics.PROFILE_UPDATES.labels(metrics.source_label(sf.source)).inc()
+        return got
 
     def close(self) -> None:
         if self._pool is not None:

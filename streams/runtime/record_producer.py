@@ -52,11 +52,16 @@ class RecordProducer:
             with self._lock:
                 self._failed.append(f"{msg.topic()}: {err.str()}")
 
-    async def send(self, topic: str, key: bytes, value: bytes | None) -> None:
+    async def send(
+        self, topic: str, key: bytes, value: bytes | None, headers: list[tuple[str, str | bytes | None]] | None = None
+    ) -> None:
         """Queue one message (``value=None``: a tombstone). Waits only while librdkafka's queue is full."""
         while True:
             try:
-                self._producer.produce(topic, value=value, key=key, on_delivery=self._report)
+                if headers:
+                    self._producer.produce(topic, value=value, key=key, headers=headers, on_delivery=self._report)
+                else:
+                    self._producer.produce(topic, value=value, key=key, on_delivery=self._report)
                 break
             except BufferError:
                 self._producer.poll(0)

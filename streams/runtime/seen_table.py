@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -34,12 +34,23 @@ import faust
 from esc.agents.pipeline import profile_update
 from esc.agents.profiler import ProfileDelta
 from esc.agents.stores.seen import Mark, SeenRecords, sightings
+from esc.streams.connectors.file_profiles import PROFILED_HEADER, PROFILED_VALUE
 
 log = logging.getLogger(__name__)
 
 TABLE = "seen-records"
 
 Profile = Callable[[list[bytes | None], str, int, int, dict[str, int]], Awaitable[list[ProfileDelta]]]
+
+
+def profiled(event: Any) -> bool:
+    """The record's file was profiled whole before it was sent (``streams/connectors/file_profiles.py``): its
+    evidence is in the contract agent already, so it is neither profiled again nor remembered here."""
+    headers = event.message.headers
+    if not headers:
+        return False
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    return any(k == PROFILED_HEADER and v == PROFILED_VALUE for k, v in items)
 
 
 @contextmanager
@@ -156,7 +167,7 @@ class SharedSeen:
             key = e.key or b""
             if e.value is None:
                 marks.append((p, key, None))  # a tombstone: if the record comes back it is new evidence
-            else:
+            elif not profiled(e):
                 live.append((p, key, e.value))
         if not first:
             return

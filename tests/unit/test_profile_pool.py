@@ -3,6 +3,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+from pathlib import Path
 
 from esc.agents import metrics
 from esc.agents.pipeline import profile_messages
@@ -54,5 +55,26 @@ def test_a_dead_child_is_replaced_and_the_batch_is_still_profiled() -> None:
 
     try:
         assert asyncio.run(scenario()) == (5, 10)
+    finally:
+        pool.close()
+
+
+def test_a_whole_file_is_profiled_in_the_child_like_in_the_parent(tmp_path: Path) -> None:
+    from esc.agents.file_profile import profile_file
+    from esc.streams.readers import SourceFile
+
+    path = tmp_path / "pp_items.csv"
+    path.write_text("id,name\n" + "".join(f"{i},item {i}\n" for i in range(40)))
+    sf = SourceFile(path=path, rel="pp_items.csv", format="csv", source="pp_items")
+    pool = ProfilePool()
+    try:
+        got = asyncio.run(pool.profile_file(sf, "h1", 7, 500, None))
+        want = profile_file(sf, "h1", 7, 500)
+        assert not isinstance(got, str) and not isinstance(want, str)
+        assert got.delta.model_dump() == want.delta.model_dump() and got.conflicts == want.conflicts
+        assert got.delta.records == 40 and got.delta.watermark.offset == 7
+        (tmp_path / "pp_bad.csv").write_bytes(b"\xef\xbb\xbfid\n1\n")
+        bad = SourceFile(path=tmp_path / "pp_bad.csv", rel="pp_bad.csv", format="csv", source="pp_bad")
+        assert asyncio.run(pool.profile_file(bad, "h2", 1, 500, None)) == "byte-order mark"
     finally:
         pool.close()
