@@ -143,11 +143,15 @@ class ExampleChecker:
         self.checked = (contract.version, contract.content_hash)
         return report
 
-    async def when_idle(self, worker: ExtractionWorker, publish: Callable[[bytes], Awaitable[None]]) -> bool:
+    async def when_idle(
+        self, worker: ExtractionWorker, publish: Callable[[bytes], Awaitable[None]], quiet: float = 0.0
+    ) -> bool:
         """Check the worker's contract if it is new and nothing is being replayed or deferred (the store holds the
-        version); ``publish`` sends the report (agents/contract_reports.examples_update) to the contract writer."""
+        version), and no record batch came in the last ``quiet`` seconds (a version can now arrive before its
+        records: a scan's files are profiled before they are sent, ``streams/connectors/file_profiles.py``);
+        ``publish`` sends the report (agents/contract_reports.examples_update) to the contract writer."""
         contract = worker.contract
-        if contract is None or not self.due(contract) or not worker.idle() or len(worker.deferred):
+        if contract is None or not self.due(contract) or worker.busy(within=quiet):
             return False
         report = await asyncio.to_thread(self.check, contract, worker.ingestor.graph)
         await publish(examples_update(report))

@@ -63,6 +63,7 @@ REPLAY_BATCH = 5000  # one Neo4j transaction per entity type and batch (agents/s
 BATCH_WITHIN = 0.2
 TICK_SECONDS = 2.0
 MENTION_LINK_SECONDS = 5.0
+EXAMPLES_QUIET_SECONDS = 5.0  # a new version's example queries wait for its records to stop arriving
 
 
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
@@ -246,7 +247,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             await profiles_topic.send(key=b"examples", value=value)
 
         if "worker" in runtime:
-            await examples.when_idle(worker(), publish)
+            await examples.when_idle(worker(), publish, quiet=EXAMPLES_QUIET_SECONDS)
 
     @app.timer(TICK_SECONDS)
     async def tick() -> None:

@@ -73,3 +73,26 @@ def test_a_checker_runs_once_per_version() -> None:
     checker.check(c, MemoryGraphStore())
     assert not checker.due(c) and checker.due(c.model_copy(update={"version": 5, "content_hash": "h5"}))
     assert not checker.due(None) and not checker.due(Contract())
+
+
+def test_a_version_that_arrives_before_its_records_is_checked_once_they_stop_arriving() -> None:
+    """A scan's contract now comes before its records (streams/connectors/file_profiles.py): checked while they
+    still arrive, every example would fail on a store not holding them yet."""
+    import asyncio
+    import time
+    from types import SimpleNamespace
+
+    published: list[bytes] = []
+
+    async def publish(value: bytes) -> None:
+        published.append(value)
+
+    worker = SimpleNamespace(contract=contract(), graph=MemoryGraphStore(), last=time.monotonic())
+    worker.ingestor = SimpleNamespace(graph=worker.graph)
+    worker.busy = lambda within=1.0: time.monotonic() - worker.last < within
+    checker = ExampleChecker("memory")
+    assert not asyncio.run(checker.when_idle(worker, publish, quiet=5.0))  # a batch came just now
+    assert published == [] and checker.due(worker.contract)
+    worker.last -= 6.0  # quiet for longer than that
+    assert asyncio.run(checker.when_idle(worker, publish, quiet=5.0))
+    assert len(published) == 1 and not checker.due(worker.contract)
