@@ -14,6 +14,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +80,13 @@ def split_messages(messages: Sequence[Message]) -> tuple[list[RecordEnvelope], l
 
 
 
+@dataclass
+class Planned:
+    """A record batch parsed and planned, not written yet (``ExtractionWorker.plan_records``)."""
+
+    prepared: Prepared | None  # None: no valid record in the batch
+    dead: list[DeadLetter] = field(default_factory=list)
+
 
 class ExtractionWorker:
     """Applies the current contract to records; defers what it cannot write yet; backfills on new versions."""
@@ -127,6 +135,9 @@ class ExtractionWorker:
 
     async def _handle(self, envs: Sequence[RecordEnvelope], rekey: bool = False) -> IngestResult:
         prepared = await asyncio.to_thread(self.ingestor.prepare, list(envs), self.contract)  # planning: unlocked
+        return await self._apply(prepared, rekey)
+
+    async def _apply(self, prepared: Prepared, rekey: bool = False) -> IngestResult:
         if not prepared.writes:  # only deferrals (a source not covered yet): nothing to wait for a backfill for
             return await asyncio.to_thread(self.ingestor.apply, prepared, rekey=rekey)
         async with self._lock:
@@ -134,16 +145,29 @@ class ExtractionWorker:
 
     async def on_records(self, messages: Sequence[Message]) -> IngestResult:
         """One batch from the records topic. Returns the result; its ``dead`` go to the dead-letter topic."""
+        return await self.write_planned(await self.plan_records(messages))
+
+    async def plan_records(self, messages: Sequence[Message]) -> Planned:
+        """The first half of :meth:`on_records`: parse, check and plan a batch (off the event loop, no store
+        call). A runtime may plan the next batch while :meth:`write_planned` writes this one; batches must be
+        written in the order they were planned."""
         envs, dead = await asyncio.to_thread(split_messages, messages)  # parsing: off the event loop
         if self.contract is not None:  # pushed records must fit their source's record schema (agents/record_check.py)
             envs, rejected = await asyncio.to_thread(check_pushed, envs, self.contract)
             dead += rejected
         for d in dead:
             metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
-        if envs:
+        if not envs:
+            return Planned(None, dead)
+        self.last_batch = time.monotonic()
+        return Planned(await asyncio.to_thread(self.ingestor.prepare, envs, self.contract), dead)  # unlocked
+
+    async def write_planned(self, planned: Planned) -> IngestResult:
+        """The second half of :meth:`on_records`: write a planned batch, defer what it could not cover."""
+        result = await self._apply(planned.prepared) if planned.prepared is not None else IngestResult()
+        if planned.prepared is not None:
             self.last_batch = time.monotonic()
-        result = await self._handle(envs) if envs else IngestResult()
-        result.dead = dead + result.dead
+        result.dead = planned.dead + result.dead
         if result.deferred:
             self.deferred.add(result.deferred)
             self.log_deferred |= {e.source for e in result.deferred}

@@ -2,8 +2,8 @@
 
 Agents (all short loops; decisions live in agents/):
 - ``records``: one pass over esc.records, two halves per batch, run concurrently: profiling (profile updates on
-  the internal ``<prefix>.profiles`` topic, one partition) and extraction (ExtractionWorker -> Neo4j + Weaviate;
-  dead letters -> esc.dlq).
+  the internal ``<prefix>.profiles`` topic, one partition) and planning the extraction; the batch is then written
+  (ExtractionWorker -> Neo4j + Weaviate; dead letters -> esc.dlq) while the next one is planned (write_behind.py).
 - ``contract``: profile updates -> the single ContractWriter -> esc.schema.diffs (CloudEvents) and the compacted
   esc.schema.contracts; its state (merged profiles, applied watermarks, contract) is a changelog-backed table.
 - tasks: follow esc.schema.contracts (every worker keeps the latest contract), backfill, the drop-folder watcher.
@@ -15,6 +15,7 @@ Delivery is at-least-once: a batch is acknowledged only after its writes returne
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -26,6 +27,7 @@ import faust
 from esc.agents import metrics
 from esc.agents.embedding import background_embedder, get_embedder
 from esc.agents.examples_runner import ExampleChecker
+from esc.agents.extraction import Planned
 from esc.agents.ingest import Ingestor
 from esc.agents.pipeline import (
     TICK,
@@ -54,6 +56,7 @@ from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watc
 from esc.streams.runtime.seen_table import SharedSeen
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
+from esc.streams.runtime.write_behind import WriteBehind
 from esc.streams.runtime.writer_fence import WriterFence
 from esc.streams.schema_events import parse_contract
 
@@ -196,7 +199,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck
 
-    fence = WriterFence(app, contract_state, profiles_topic.get_topic_name(), seen)  # rebalances, stops
+    behind = WriteBehind(lambda: app.consumer, lambda: seen.generation)  # records: written behind planning
+    fence = WriterFence(app, contract_state, profiles_topic.get_topic_name(), seen, behind.gate)  # rebalances, stops
 
     @app.agent(profiles_topic, concurrency=1)
     async def contract(stream: Any) -> None:
@@ -256,9 +260,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         await deferred.tidy()
         await profiles_topic.send(key=b"tick", value=TICK)  # lets idle pushed sources settle
 
-    # -- extractors --------------------------------------------------------------------------------------------
-    async def extract_events(events: list[Any]) -> None:
-        result = await worker().on_records([(e.key, e.value) for e in events])
+    # -- extractors: a batch is planned while the one before it is written (streams/runtime/write_behind.py) ------
+    async def write_events(events: list[Any], planned: Planned) -> None:
+        result = await worker().write_planned(planned)
         await deferred.after_batch(events, result.deferred)
         for dead in result.dead:
             await send_dead(dead)
@@ -273,10 +277,13 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         seen-index, extraction writes idempotently)."""
         async for batch in stream.take_events(PROFILE_BATCH, within=BATCH_WITHIN):
             events = list(batch)
+            generation = seen.generation
             with seen.batch(events):  # cut by a stop or overlapped by a rebalance: read again, not committed
                 async with asyncio.TaskGroup() as tasks:
                     tasks.create_task(profile_events(events))
-                    tasks.create_task(extract_events(events))
+                    plan = tasks.create_task(worker().plan_records([(e.key, e.value) for e in events]))
+                planned = plan.result()
+                await behind.submit(events, generation, functools.partial(write_events, events, planned))
 
     @app.task
     async def follow_contracts() -> None:

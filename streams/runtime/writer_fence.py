@@ -18,7 +18,7 @@ from esc.streams.runtime.seen_table import SharedSeen
 
 
 class WriterFence:
-    def __init__(self, app: faust.App, table: Any, topic_name: str, seen: SharedSeen) -> None:
+    def __init__(self, app: faust.App, table: Any, topic_name: str, seen: SharedSeen, *gates: asyncio.Lock) -> None:
         self.app = app
         self.topic_name = topic_name
         self.seen = seen
@@ -32,7 +32,7 @@ class WriterFence:
         async def on_stop() -> None:
             """Before the consumer stops (and commits): finish the batches being profiled and applied."""
             self.ready.clear()
-            await seen.drain(self.gate)
+            await seen.drain(self.gate, *gates)  # (gates: the records batch being written)
             await stop_app()
 
         app.on_stop = on_stop  # type: ignore[method-assign]
