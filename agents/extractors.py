@@ -66,6 +66,7 @@ class Plan:
     file_retractions: list[FileRef] = field(default_factory=list)
     keys: set[tuple[str, tuple[str, ...]]] = field(default_factory=set)  # (label, key props) written to
     sources: set[str] = field(default_factory=set)  # sources with at least one entity planned
+    ahead: Any = None  # the graph store's own planning of the writes (GraphStore.plan_upsert), when done ahead
 
 
 # ------------------------------------------------------------------------------------------------ planning

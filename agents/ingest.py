@@ -178,6 +178,8 @@ class Ingestor:
             out.contract_version = contract.version
             out.contract = contract
             out.plan = plan(out.envelopes, contract)
+            if out.plan.entities:
+                out.plan.ahead = self.graph.plan_upsert(out.plan.entities, out.plan.edges)
         return out
 
     def apply(self, prepared: Prepared, *, rekey: bool = False, replay: bool = False) -> IngestResult:
@@ -230,7 +232,7 @@ class Ingestor:
         self._keys.update(missing)
         if p.entities:
             t0 = time.perf_counter()
-            result.written, result.edges = self.graph.upsert(p.entities, p.edges)
+            result.written, result.edges = self.graph.upsert(p.entities, p.edges, p.ahead)
             metrics.BATCH_LATENCY.labels("neo4j").observe(time.perf_counter() - t0)
             if self.reconciler is not None:
                 self.reconciler.on_written(p.entities)

@@ -40,9 +40,17 @@ class GraphStore(ABC):
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
         """MERGE relationships between entities that exist. Idempotent. Returns rows written."""
 
-    def upsert(self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> tuple[int, int]:
+    def plan_upsert(self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> Any:
+        """The part of :meth:`upsert` that needs no server (pure CPU: statement parameters), done while an earlier
+        batch is being written and handed back to ``upsert`` as ``ahead``; None: nothing to do ahead."""
+        return None
+
+    def upsert(
+        self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite], ahead: Any = None
+    ) -> tuple[int, int]:
         """Entities, then the batch's edges: (entities written, edges written). Backends that can write an
-        entity's edges in the same statement as the entity override this (one index seek and round trip less)."""
+        entity's edges in the same statement as the entity override this (one index seek and round trip less);
+        ``ahead``: what :meth:`plan_upsert` returned for these rows."""
         written = self.upsert_entities(entities) if entities else 0
         return written, self.upsert_edges(edges) if edges else 0
 

@@ -115,12 +115,18 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
     def upsert_entities(self, rows: Sequence[EntityWrite]) -> int:
         return self.upsert(rows, [])[0]
 
-    def upsert(self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> tuple[int, int]:
+    def plan_upsert(self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> Any:
+        """The statements' parameters (``fold``): built while the batch before is written."""
+        return fold(entities, edges)
+
+    def upsert(
+        self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite], ahead: Any = None
+    ) -> tuple[int, int]:
         """Entities with their SourceRecord + DERIVED_FROM, and the batch's edges. An edge that starts or ends at an
         entity of the batch is MERGEd in that entity's statement (``FOREACH`` per edge kind, skipped where the
         row has no such edge): the entity is already matched there, so the edge costs one index seek (the other
         end) instead of two plus a statement of its own. Other edges go through ``upsert_edges``."""
-        groups, rest = fold(entities, edges)
+        groups, rest = ahead if ahead is not None else fold(entities, edges)
         self.ensure_entity_keys([(label, key_names) for label, key_names in groups]
                                 + [(o, ok) for sigs, _ in groups.values() for _, _, o, ok in sigs])  # fmt: skip
         written = folded = 0

@@ -155,8 +155,13 @@ class ResilientGraphStore(_Lazy, GraphStore):
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
         return self._w(self.inner.upsert_edges, rows)
 
-    def upsert(self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> tuple[int, int]:
-        return self._w(self.inner.upsert, entities, edges)  # MERGE only: a retried batch writes nothing twice
+    def plan_upsert(self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> Any:
+        return self.inner.plan_upsert(entities, edges)  # no server call: nothing to retry
+
+    def upsert(
+        self, entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite], ahead: Any = None
+    ) -> tuple[int, int]:
+        return self._w(self.inner.upsert, entities, edges, ahead)  # MERGE only: a retried batch writes nothing twice
 
     def retract_source_records(self, refs: Sequence[SourceRecordRef]) -> int:
         return self._w(self.inner.retract_source_records, refs)
