@@ -158,6 +158,7 @@ class SharedSeen:
             log.info("%d records of revoked partitions left to their new owner", len(events) - len(mine))
         marks: list[Mark] = []
         live: list[tuple[int, bytes, bytes]] = []
+        data = self.table.data
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for e in mine:
@@ -169,9 +170,12 @@ class SharedSeen:
                 marks.append((p, key, None))  # a tombstone: if the record comes back it is new evidence
             elif not profiled(e):
                 live.append((p, key, e.value))
+            elif key in data:
+                # Its file was profiled whole: a mark an earlier version left (read record by record) must not
+                # make the same content, read record by record again later (A, B, A), look seen: forgotten.
+                marks.append((p, key, None))
         if not first:
             return
-        data = self.table.data
         flags, observed = sightings([(k, v) for _, k, v in live], data)
         fresh: list[bytes | None] = [v for (_, _, v), new in zip(live, flags, strict=True) if new]
         marks += [(p, k, h) for (p, _, _), (k, h), new in zip(live, observed, flags, strict=True) if new]
@@ -179,7 +183,7 @@ class SharedSeen:
         name = self.records_topic
         also = {f"{name}/{p}": off for p, off in last.items() if p != head}
         also[f"{name}@{self.producer}"] = self._sequence()  # this batch's own mark (see _sequence)
-        deltas = await profile(fresh, f"{name}/{head}", first[head], last[head], also)
+        deltas = await profile(fresh, f"{name}/{head}", first[head], last[head], also) if fresh else []
         staged = [(d.source.encode(), profile_update(d)) for d in deltas]
         for _, k, h in marks:  # this worker's next batch sees them at once; other workers through the changelog
             if h is None:

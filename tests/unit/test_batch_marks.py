@@ -42,3 +42,41 @@ def test_the_batch_sequence_keeps_them_and_still_drops_a_re_delivery() -> None:
     agent = run({"r@A": s1}, {"r@B": s2})
     assert agent.sources["t"].profile.records == 20 and agent.settled == {"t"}
     assert agent.dropped == 1
+
+
+def test_records_of_a_file_profiled_whole_are_not_profiled_and_forget_an_older_versions_mark() -> None:
+    """streams/connectors/file_profiles.py: the record's evidence came with its file's profile update. A mark an
+    earlier version left (read record by record) is forgotten, so that content read record by record again later
+    (A, B, A) is counted for its new version."""
+    import asyncio
+
+    from esc.agents.stores.seen import content_hash
+    from esc.streams.connectors.file_profiles import PROFILED_HEADER, PROFILED_VALUE
+
+    def event(offset: int, key: bytes, value: bytes, whole: bool) -> SimpleNamespace:
+        headers = [(PROFILED_HEADER, PROFILED_VALUE)] if whole else None
+        return SimpleNamespace(key=key, value=value, message=SimpleNamespace(partition=0, offset=offset,
+                                                                             headers=headers, acked=False))  # fmt: skip
+
+    values = [env.model_dump_json().encode() for env in envs(0, 3)]
+    data: dict[bytes, bytes] = {b"t\x1fold": content_hash(values[0])}
+    staged: list[object] = []
+    profiled: list[list[bytes | None]] = []
+
+    async def profile(fresh: list[bytes | None], *args: object) -> list[object]:
+        profiled.append(fresh)
+        return []
+
+    async def nothing() -> None:
+        pass
+
+    seen = SimpleNamespace(owned={0}, table=SimpleNamespace(data=data), records_topic="r", producer="w",
+                           _sequence=lambda: 1, outbox=SimpleNamespace(stage=lambda *a: staged.append(a)),
+                           send_staged=nothing)  # fmt: skip
+    batch = [event(0, b"t\x1fold", values[0], True), event(1, b"t\x1fnew", values[1], True),
+             event(2, b"t\x1fpushed", values[2], False)]  # fmt: skip
+    asyncio.run(SharedSeen._profile(seen, batch, profile))  # type: ignore[arg-type]
+    assert profiled == [[values[2]]]  # only the record without the header
+    assert data == {b"t\x1fpushed": content_hash(values[2])}  # the old mark forgotten, none added for the new one
+    ((_, _, marks),) = staged  # type: ignore[misc]
+    assert marks == [(0, b"t\x1fold", None), (0, b"t\x1fpushed", content_hash(values[2]))]
