@@ -79,7 +79,6 @@ def split_messages(messages: Sequence[Message]) -> tuple[list[RecordEnvelope], l
     return envs, dead
 
 
-
 @dataclass
 class Planned:
     """A record batch parsed and planned, not written yet (``ExtractionWorker.plan_records``)."""

@@ -74,7 +74,7 @@ class Settings(BaseSettings):
     embed_dim: int | None = Field(default=None, ge=1)
     embed_model_path: str = ""
     embed_tokenizer_path: str = ""
-    columnar: bool = Field(default=True, description="embedded ingest reads CSV/TSV files as whole Arrow tables")
+    columnar: bool = Field(default=True, description="CSV/TSV files read as whole Arrow tables (embedded ingest; the worker's profiles)")
     max_fields: int = Field(
         default=MAX_FIELDS_PER_SOURCE, ge=1, description="fields per source; later names go to the _overflow map"
     )

@@ -4,7 +4,8 @@ Profiling a record batch is pure Python (~70 us per record: parsing, type detect
 one process it competes for the GIL with parsing, planning and the Kafka client, so a worker used about one core
 of two while the rest idled. Here the batch's record values go to one spawned child (``profile_messages`` is a
 pure function of them), and the deltas come back; the parent only picks the records to profile (the seen-index)
-and publishes. Whole CSV/TSV files are read and profiled there too (``profile_file``). If the child dies, the pool is rebuilt and that batch is profiled in a thread instead.
+and publishes. Whole CSV/TSV files are read and profiled there too (``profile_file``). If the child dies, the pool
+is rebuilt and that batch (or file) is profiled in a thread instead.
 """
 
 from __future__ import annotations
