@@ -320,6 +320,8 @@ class ExtractionWorker:
         return self._queue.empty() and not self.tracker.pending()
 
     def busy(self, within: float = 1.0) -> bool:
-        """Graph work is under way or waiting: a backfill, deferred records, or a record batch in the last
-        ``within`` seconds. Background work (the vector writer) yields to it."""
-        return not self.idle() or len(self.deferred) > 0 or time.monotonic() - self.last_batch < within
+        """Graph work is under way or waiting: a backfill, deferred records, a write (one waiting out a store
+        outage included), or a record batch in the last ``within`` seconds. Background work (the vector writer,
+        the mention linker, example queries) waits for it."""
+        return (not self.idle() or len(self.deferred) > 0 or self._lock.locked()
+                or time.monotonic() - self.last_batch < within)  # fmt: skip

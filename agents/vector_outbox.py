@@ -198,6 +198,7 @@ async def run_writer(
     executor = background_executor()
     loop = asyncio.get_running_loop()
     delay = 0.5
+    idle_failed = False
     while True:
         try:
             t0 = time.perf_counter()
@@ -215,6 +216,10 @@ async def run_writer(
             if when_idle is not None and not busy():
                 try:
                     await loop.run_in_executor(executor, when_idle)
-                except Exception:  # any store error: it runs again the next time the worker is idle
-                    log.exception("idle work after the vector outbox failed; retried when idle again")
+                    idle_failed = False
+                except Exception as exc:  # any store error: it runs again the next time the worker is idle
+                    if not idle_failed:  # one line until it works again (a store outage repeats it every round)
+                        log.warning("idle work after the vector outbox failed (%s: %s); retried when idle again",
+                                    type(exc).__name__, str(exc)[:200])  # fmt: skip
+                    idle_failed = True
             await asyncio.sleep(IDLE_SECONDS)

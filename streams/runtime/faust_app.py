@@ -320,7 +320,10 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         and nothing leaves the outbox before the store acknowledged it."""
         ing = worker().ingestor
         writer = VectorWriter(outbox, ing.vectors, background_embedder(), ing.collection, embed_batch=ing.embed_batch)
-        await run_writer(writer, lambda: worker().busy(), lambda: ing.link_mentions(MENTION_LINK_SECONDS))
+        def link_mentions() -> object:
+            return ing.link_mentions(MENTION_LINK_SECONDS) if dependency("neo4j").up else None  # not in an outage
+
+        await run_writer(writer, lambda: worker().busy(), link_mentions)
 
     # -- dead letters that clients wrote (esc push: stage "push") are counted here, the worker's own where sent --
     @app.agent(dlq_topic)

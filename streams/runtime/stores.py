@@ -49,7 +49,9 @@ def weaviate_transient(exc: BaseException) -> bool:
     if isinstance(exc, e.WeaviateBaseError) and cause is not None and cause is not exc:
         return weaviate_transient(cause)
     text = str(exc).lower()
-    return isinstance(exc, e.WeaviateBaseError) and ("connection refused" in text or "unavailable" in text)
+    # "no read replica found": a shard being unloaded while the server shuts down (or not loaded yet)
+    busy = ("connection refused", "unavailable", "no read replica")
+    return isinstance(exc, e.WeaviateBaseError) and any(word in text for word in busy)
 
 
 def graph_store(settings: Settings) -> GraphStore:

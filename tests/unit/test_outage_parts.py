@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import pytest
 
@@ -179,3 +180,68 @@ def test_a_blip_flips_readiness_but_logs_nothing_and_an_outage_logs_once_each_wa
         "neo4j-blip is unreachable",
         "neo4j-blip is reachable again after 8 s",
     ]
+
+
+def test_a_weaviate_shard_unloading_at_shutdown_is_an_outage_and_a_bad_request_is_not() -> None:
+    """The outage test stopped Weaviate while vectors were written: the batch delete failed with gRPC UNKNOWN "no
+    read replica found" (its shards unloading), which was logged as a write failure with a traceback each retry."""
+    import weaviate.exceptions as e
+
+    from esc.streams.runtime.stores import weaviate_transient
+
+    shutting = e.WeaviateDeleteManyError("Query call with protocol GRPC delete failed with message [UNKNOWN] batch "
+                                         "delete: cannot find objects: no read replica found.")  # fmt: skip
+    assert weaviate_transient(shutting)
+    assert not weaviate_transient(e.WeaviateDeleteManyError("[UNKNOWN] invalid filter: no such property 'x'"))
+
+
+def test_idle_work_that_fails_logs_one_line_until_it_works_again(caplog: pytest.LogCaptureFixture) -> None:
+    """The mention linker runs when the outbox is empty and the graph idle; a store outage made it log a traceback
+    every round (agents/vector_outbox.run_writer)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from esc.agents.vector_outbox import run_writer
+
+    calls = {"n": 0}
+
+    def idle_work() -> None:
+        calls["n"] += 1
+        if calls["n"] < 5:
+            raise ConnectionError("nothing accepts connections at 127.0.0.1:7687")
+
+    writer = SimpleNamespace(drain_once=lambda: 0, outbox=SimpleNamespace(pending=lambda: 0))
+
+    async def scenario() -> None:
+        task = asyncio.create_task(run_writer(writer, lambda: False, idle_work))  # type: ignore[arg-type]
+        while calls["n"] < 6:
+            await asyncio.sleep(0.05)
+        task.cancel()
+
+    with caplog.at_level(logging.WARNING, logger="esc.agents.vector_outbox"):
+        asyncio.run(scenario())
+    lines = [r for r in caplog.records if "idle work" in r.getMessage()]
+    assert len(lines) == 1 and lines[0].exc_info is None and "ConnectionError" in lines[0].getMessage()
+
+
+def test_a_write_waiting_out_an_outage_keeps_the_worker_busy() -> None:
+    """Written behind its planning (streams/runtime/write_behind.py), a batch that waits for Neo4j to come back
+    is no recent batch any more: the write itself must keep the mention linker and example queries away."""
+    import asyncio
+    import time
+    from types import SimpleNamespace
+
+    from esc.agents.extraction import ExtractionWorker
+
+    async def nothing(sources: set[str]) -> Any:
+        yield []
+
+    worker = ExtractionWorker(SimpleNamespace(ingested=set()), nothing)  # type: ignore[arg-type]
+    worker.last_batch = time.monotonic() - 60  # the last batch came a minute ago
+
+    async def scenario() -> tuple[bool, bool]:
+        async with worker._lock:  # what _apply holds while the store call retries
+            during = worker.busy()
+        return during, worker.busy()
+
+    assert asyncio.run(scenario()) == (True, False)
