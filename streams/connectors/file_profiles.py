@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from esc.agents.contract_agent import SourceComplete
-from esc.contract.labels import printable, source_label
+from esc.contract.labels import source_label
 from esc.streams.connectors.file_batch import FileBatches
-from esc.streams.connectors.folder_files import Manifest, file_sha256, regular_file
+from esc.streams.connectors.folder_files import Manifest, file_name, file_sha256, regular_file
 from esc.streams.connectors.stream_corpus import CorpusDirs
 from esc.streams.local_files import write_atomic
 from esc.streams.readers import SourceFile, format_for
@@ -94,8 +94,8 @@ class FileProfiles(FileBatches):
 
     async def _candidate(self, path: Path, settled: bool) -> tuple[SourceFile, str] | str | None:
         """``(file, content hash)`` to profile, ``"unchanged"``, or None when ``process`` must decide alone."""
-        rel = printable(path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.name)
-        if any(part.startswith(".") for part in Path(rel).parts):
+        rel = file_name(self.root, path)
+        if rel is None:
             return "unchanged"  # never read
         if not settled or not path.exists() or path.is_symlink() or not regular_file(path):
             return None

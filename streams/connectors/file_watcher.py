@@ -33,7 +33,7 @@ from typing import Any
 from esc.agents.contract_agent import SourceComplete
 from esc.agents.scan_groups import ScanComplete
 from esc.contract.key_witness import KeyWitness
-from esc.contract.labels import printable, record_label, source_label
+from esc.contract.labels import record_label, source_label
 from esc.contract.records import Record, Rejected
 from esc.streams.connectors.base import Emission, Emit, EmitDead, Flush
 from esc.streams.connectors.file_batch import FileBatch
@@ -43,6 +43,7 @@ from esc.streams.connectors.folder_files import (  # noqa: F401  (drop_files, de
     NotRegularFile,
     delivery_order,
     drop_files,
+    file_name,
     file_sha256,
     regular_file,
 )
@@ -216,10 +217,8 @@ class FileWatcher(FileProfiles):
 
     async def process(self, path: Path, settled: bool = False) -> int:
         """Deliver one file if it is new or changed (``settled``: its size and mtime were seen stable already)."""
-        # Printable (contract/labels.py), not normalized: the name every record id, dead letter and manifest entry
-        # carries; two files whose names differ only in Unicode normalization stay two files.
-        rel = printable(path.relative_to(self.root).as_posix() if path.is_relative_to(self.root) else path.name)
-        if any(part.startswith(".") for part in Path(rel).parts):
+        rel = file_name(self.root, path)
+        if rel is None:
             return 0
         if not path.exists():
             if path.is_symlink():

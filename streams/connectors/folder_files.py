@@ -11,6 +11,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
+from esc.contract.labels import printable
 from esc.streams.local_files import write_atomic
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,14 @@ def regular_file(path: Path) -> bool:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+def file_name(root: Path, path: Path) -> str | None:
+    """The name a file goes by (relative to ``root``, posix); None for a hidden one (under a ``.`` name), never read.
+    Printable (contract/labels.py), not normalized: the name every record id, dead letter and manifest entry
+    carries; two files whose names differ only in Unicode normalization stay two files."""
+    rel = printable(path.relative_to(root).as_posix() if path.is_relative_to(root) else path.name)
+    return None if any(part.startswith(".") for part in Path(rel).parts) else rel
 
 
 def drop_files(root: Path) -> list[Path]:

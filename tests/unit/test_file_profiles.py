@@ -5,6 +5,7 @@ records it then sends as profiled, and sends one profile update per file version
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +132,7 @@ def test_a_whole_file_profile_is_the_record_paths_profile(tmp_path: Path) -> Non
     values: list[bytes | None] = [m.value for m in rec.records()]
     (want,) = profile_messages(values, "r/0", 0, len(values) - 1)
     sf = SourceFile(path=data / "orders.csv", rel="orders.csv", format="csv", source="orders")
-    digest = rec.records()[0].value.split(b'"file_hash":"')[1].split(b'"')[0].decode()
+    digest = json.loads(rec.records()[0].value)["file_hash"]
     got = profile_file(sf, digest, 1, 500)
     assert not isinstance(got, str)
     assert got.delta.profile == want.profile
