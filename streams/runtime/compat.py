@@ -32,21 +32,43 @@ def patch_faust_commit_floor() -> None:
     original = Consumer._new_offset
     if getattr(original, "_esc_commit_floor", False):
         return
+    original_filter = Consumer._filter_committable_offsets
 
     def _new_offset(self: Any, tp: Any) -> int | None:
         return new_offset_below_in_flight(self, tp, original)
 
+    def _filter_committable_offsets(self: Any, tps: Any) -> Any:
+        # One pass over the in-flight messages per commit, not one per partition: with batches held for their
+        # write (write_behind.py) they are thousands, and a commit asks for every assigned partition.
+        self._esc_floors = in_flight_floors(self)
+        try:
+            return original_filter(self, tps)
+        finally:
+            self._esc_floors = None
+
     _new_offset._esc_commit_floor = True  # type: ignore[attr-defined]
     _new_offset.__wrapped__ = original  # type: ignore[attr-defined]
     Consumer._new_offset = _new_offset  # type: ignore[method-assign]
+    Consumer._filter_committable_offsets = _filter_committable_offsets  # type: ignore[method-assign]
+
+
+def in_flight_floors(consumer: Any) -> dict[Any, int]:
+    """The smallest offset of a tracked, not yet acked message, per partition."""
+    floors: dict[Any, int] = {}
+    for m in list(consumer._unacked_messages):
+        if not m.acked:
+            low = floors.get(m.tp)
+            if low is None or m.offset < low:
+                floors[m.tp] = m.offset
+    return floors
 
 
 def new_offset_below_in_flight(consumer: Any, tp: Any, new_offset: Any) -> int | None:
     """``new_offset(consumer, tp)`` computed over the acked offsets below the partition's oldest in-flight message."""
-    in_flight = [m.offset for m in list(consumer._unacked_messages) if m.tp == tp and not m.acked]
-    if not in_flight:
+    floors = getattr(consumer, "_esc_floors", None)  # set for the span of one commit's partitions
+    floor = (floors if floors is not None else in_flight_floors(consumer)).get(tp)
+    if floor is None:
         return new_offset(consumer, tp)  # type: ignore[no-any-return]
-    floor = min(in_flight)
     acked: list[int] = consumer._acked[tp]
     held = [o for o in acked if o > floor]
     acked[:] = [o for o in acked if o < floor]

@@ -45,6 +45,7 @@ from esc.streams.push import PUSH_STAGE
 from esc.streams.runtime import log_limits, rebalance_reread
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from esc.streams.runtime.deferred_table import SharedDeferred, worker_id
+from esc.streams.runtime.faust_drain import patch_faust_drain_in_place
 from esc.streams.runtime.faust_folder import folder_task
 from esc.streams.runtime.gc_tuning import tune_gc, tune_malloc
 from esc.streams.runtime.http_auth import check_bind, middleware
@@ -72,6 +73,7 @@ EXAMPLES_QUIET_SECONDS = 5.0  # a new version's example queries wait for its rec
 def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     patch_faust_for_aiokafka_014()
     patch_faust_commit_floor()
+    patch_faust_drain_in_place()
     prefix = settings.topic_prefix
     state = settings.state_dir / "worker"
     state.mkdir(parents=True, exist_ok=True)

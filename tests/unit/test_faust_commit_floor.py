@@ -81,3 +81,27 @@ def test_the_patch_is_installed_once() -> None:
     assert Consumer._new_offset is patched
     c = consumer(292, list(range(293, 301)), [(RECORDS, 292)])
     assert c and Consumer._new_offset(c, RECORDS) is None
+
+
+class CountingSet(set[Msg]):
+    """The consumer's unacked messages, counting the passes over them."""
+
+    passes = 0
+
+    def __iter__(self) -> Any:
+        type(self).passes += 1
+        return super().__iter__()
+
+
+def test_a_commit_takes_one_pass_over_the_in_flight_messages_for_all_partitions() -> None:
+    patch_faust_commit_floor()
+    c = consumer(None, [10, 11, 12, 14], [(RECORDS, 13), (OTHER, 3)])
+    c._acked[OTHER] = [1, 2]
+    c._unacked_messages = CountingSet(c._unacked_messages)
+    c._should_commit = lambda tp, offset: True
+    c._new_offset = lambda tp: Consumer._new_offset(c, tp)
+    CountingSet.passes = 0
+    offsets = Consumer._filter_committable_offsets(c, [RECORDS, OTHER])
+    assert offsets == {RECORDS: 13, OTHER: 3}
+    assert CountingSet.passes == 1
+    assert c._esc_floors is None  # only for the span of the commit
