@@ -155,6 +155,20 @@ def _to_json(v: Any) -> Any:
     return _to_string(v)
 
 
+_TEXTUAL = frozenset(("string", "text", "json"))
+_TO: dict[str, Any] = {
+    "int": _to_int,
+    "float": lambda v: _to_float(v, "float"),
+    "decimal": lambda v: _to_float(v, "decimal"),
+    "bool": _to_bool,
+    "date": _to_date,
+    "datetime": _to_datetime,
+    "string": _to_string,
+    "text": _to_string,
+    "json": _to_json,
+}
+
+
 def coerce(value: Any, type_: PhysicalType | str) -> Any:
     """``value`` as the graph value of a field of physical type ``type_``; ``None`` stays ``None``.
 
@@ -162,23 +176,10 @@ def coerce(value: Any, type_: PhysicalType | str) -> Any:
     """
     if value is None:
         return None
-    if isinstance(value, str) and type_ not in ("string", "text", "json") and not value.strip():
+    if isinstance(value, str) and type_ not in _TEXTUAL and not value.strip():
         return None
-    if type_ == "int":
-        return _to_int(value)
-    if type_ in ("float", "decimal"):
-        return _to_float(value, type_)
-    if type_ == "bool":
-        return _to_bool(value)
-    if type_ == "date":
-        return _to_date(value)
-    if type_ == "datetime":
-        return _to_datetime(value)
-    if type_ in ("string", "text"):
-        return _to_string(value)
-    if type_ == "json":
-        return _to_json(value)
-    return _to_json(value)  # "null" (nothing observed yet) or an unknown type: keep it JSON-able
+    # "null" (nothing observed yet) or an unknown type: keep it JSON-able
+    return _TO.get(type_, _to_json)(value)
 
 
 def coerce_lenient(value: Any, type_: PhysicalType | str) -> Any:

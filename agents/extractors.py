@@ -40,7 +40,7 @@ from esc.agents.types import EdgeWrite, EntityWrite, SourceRecordRef, TextObject
 from esc.contract.entities import LONG_TEXT_CHARS
 from esc.contract.fk_match import fold_key
 from esc.contract.model import Contract
-from esc.contract.records import Location
+from esc.contract.records import render_location
 from esc.contract.semantic import is_text
 from esc.streams.events import DeadLetter, RecordEnvelope
 
@@ -76,7 +76,7 @@ def provenance(env: RecordEnvelope) -> SourceRecordRef:
     location = env.record_id or ""
     if env.location.get("file"):
         try:
-            location = Location(**env.location).render()
+            location = render_location(env.location)
         except (TypeError, ValueError):
             pass
     return build(

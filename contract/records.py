@@ -42,6 +42,27 @@ class Location(BaseModel):
         return ":".join(parts)
 
 
+_LOCATION_TYPES: dict[str, type] = {"file": str, "sheet": str, "row": int, "line": int, "page": int, "json_path": str}
+
+
+def render_location(location: dict[str, Any]) -> str:
+    """``Location(**location).render()``; without building the model when every value already has its type (a
+    record envelope's location, read back from JSON). Raises as the model does on a value it rejects."""
+    if type(location.get("file")) is not str or any(
+        v is not None and type(v) is not _LOCATION_TYPES.get(k, type(v)) for k, v in location.items()
+    ):
+        return Location(**location).render()
+    parts = [location["file"]]
+    if (sheet := location.get("sheet")) is not None:
+        parts.append(f"sheet={sheet}")
+    for name in ("row", "line", "page"):
+        if (v := location.get(name)) is not None:
+            parts.append(f"{name}={v}")
+    if (path := location.get("json_path")) is not None:
+        parts.append(path)
+    return ":".join(parts)
+
+
 class ParentLink(BaseModel):
     """For a record of a nested child source: which parent record holds it."""
 

@@ -19,6 +19,9 @@ def ident(name: str) -> str:
 
 def to_property(value: Any) -> Any:
     """Neo4j properties hold primitives and homogeneous lists of primitives; anything else becomes JSON text."""
+    t = type(value)
+    if t is str or t is float or t is bool:  # (the planner's values, almost always)
+        return value
     if value is None or isinstance(value, (bool, int, float, str)):
         if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
             return str(value)

@@ -39,14 +39,17 @@ def fold(entities: Sequence[EntityWrite], edges: Sequence[EdgeWrite]) -> tuple[d
     """Statement parameters per (label, key names): each row's entity, provenance and, for every edge kind of
     the group, the other end's key values (or null); plus the edges that touch no entity of the batch."""
     at: dict[tuple[Any, ...], int] = {}
+    same: dict[tuple[str, int], int] = {}  # (label, id of a key dict): the planner gives an entity's edges its key
     for i, row in enumerate(entities):
         node = node_key(row.label, row.key)
         if node is not None:
-            at.setdefault(node, i)  # a node written twice in a batch: its edges go with the first row
+            same[(row.label, id(row.key))] = at.setdefault(node, i)  # a node written twice: edges go with the first row
     attached: dict[int, list[tuple[EdgeSig, list[Any]]]] = defaultdict(list)
     rest: list[EdgeWrite] = []
     for e in edges:
-        hit = at.get(node_key(e.from_label, e.from_key) or ())
+        hit = same.get((e.from_label, id(e.from_key)))
+        if hit is None:
+            hit = at.get(node_key(e.from_label, e.from_key) or ())
         if hit is not None and entities[hit].contract_version == e.contract_version:
             attached[hit].append(((True, e.type, e.to_label, tuple(e.to_key)), list(e.to_key.values())))
             continue

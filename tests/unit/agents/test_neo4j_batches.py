@@ -206,3 +206,17 @@ def test_sent_rows_do_not_outlive_the_statement(monkeypatch: pytest.MonkeyPatch)
     sent = [v for p in kept for v in p.values() if isinstance(v, list)]
     assert sent and all(v == [] for v in sent)
     assert sum(len(kw["rows"]) for q, kw in drv.calls if "UNWIND" in q) >= 5  # every row reached the server
+
+
+def test_edges_given_their_entity_s_key_fold_as_edges_with_an_equal_key() -> None:
+    """The planner hands an entity's edges the entity's own key dict (``fold`` finds them by identity first);
+    a node written twice in a batch keeps its edges on its first row either way."""
+    rows = [entity(0), entity(1), entity(0)]
+    shared = [EdgeWrite(type="IN", from_label="Item", from_key=r.key, to_label="Box", to_key={"bid": n})
+              for r, n in zip(rows, (7, 8, 9), strict=True)]  # fmt: skip
+    equal = [e.model_copy(update={"from_key": dict(e.from_key)}) for e in shared]
+    by_identity, by_value = statements.fold(rows, shared), statements.fold(rows, equal)
+    assert by_identity[0] == by_value[0]
+    assert [r.to_key for r in by_identity[1]] == [r.to_key for r in by_value[1]] == [{"bid": 9}]
+    (_, params), = by_identity[0].values()
+    assert [r["e"] for r in params] == [[[7]], [[8]], [None]]  # the repeat's edge goes apart (one kind per row)
