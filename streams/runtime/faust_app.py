@@ -64,7 +64,10 @@ from esc.streams.schema_events import parse_contract
 log = logging.getLogger(__name__)
 PROFILE_BATCH = 5000
 REPLAY_BATCH = 5000  # one Neo4j transaction per entity type and batch (agents/stores/neo4j.py WRITE_BATCH)
-BATCH_WITHIN = 0.2
+BATCH_WITHIN = 0.1
+"""Seconds a records batch waits to fill up, counted from when the agent asks for it: a new record waits for the
+batch under way and this long (steady pushes at 500/s: 0.23-0.34 s of their latency with 0.2). Under load the
+batches fill while the writes before them run (write_behind.py), whatever this is."""
 TICK_SECONDS = 2.0
 MENTION_LINK_SECONDS = 5.0
 EXAMPLES_QUIET_SECONDS = 5.0  # a new version's example queries wait for its records to stop arriving
@@ -201,7 +204,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     # -- the contract agent (single writer: one partition, one consumer) ---------------------------------------
     agent_step = StepWatch("contract agent")  # what it is doing since when: /healthz, and a warning when stuck
 
-    behind = WriteBehind(lambda: app.consumer, lambda: seen.generation)  # records: written behind planning
+    behind = WriteBehind(  # records: written behind planning
+        lambda: app.consumer, lambda: seen.generation, owned=lambda m: m.partition in seen.owned
+    )
     fence = WriterFence(app, contract_state, profiles_topic.get_topic_name(), seen, behind.gate)  # rebalances, stops
 
     @app.agent(profiles_topic, concurrency=1)
@@ -263,8 +268,12 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         await profiles_topic.send(key=b"tick", value=TICK)  # lets idle pushed sources settle
 
     # -- extractors: a batch is planned while the one before it is written (streams/runtime/write_behind.py) ------
-    async def write_events(events: list[Any], planned: Planned) -> None:
-        result = await worker().write_planned(planned)
+    async def write_events(events: list[Any], planned: Planned, profiling: asyncio.Future[None]) -> None:
+        try:
+            result = await worker().write_planned(planned)
+        finally:
+            await asyncio.wait([profiling])  # acknowledged once profiled too; never left running alone
+        profiling.result()
         await deferred.after_batch(events, result.deferred)
         for dead in result.dead:
             await send_dead(dead)
@@ -274,18 +283,22 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     async def records(stream: Any) -> None:
         """Profilers and extractor read the records topic in one pass: Faust dispatches each message once (two
         agents on one topic cost two events, two stream iterations and two acks per message, which was a good
-        part of the worker's CPU in a file load). Both halves of a batch run concurrently; the batch is
-        acknowledged when both are done, so a crash re-delivers it (profiling drops re-deliveries through the
-        seen-index, extraction writes idempotently)."""
+        part of the worker's CPU in a file load). Both halves of a batch run concurrently, and the write does not
+        wait for the profile (a pushed batch's profile takes longer than its plan: the new records would wait for
+        it); the batch is acknowledged when both are done, so a crash re-delivers it (profiling drops
+        re-deliveries through the seen-index, extraction writes idempotently)."""
         async for batch in stream.take_events(PROFILE_BATCH, within=BATCH_WITHIN):
             events = list(batch)
             generation = seen.generation
             with seen.batch(events):  # cut by a stop or overlapped by a rebalance: read again, not committed
-                async with asyncio.TaskGroup() as tasks:
-                    tasks.create_task(profile_events(events))
-                    plan = tasks.create_task(worker().plan_records([(e.key, e.value) for e in events]))
-                planned = plan.result()
-                await behind.submit(events, generation, functools.partial(write_events, events, planned))
+                profiling = asyncio.ensure_future(profile_events(events))  # batches reach seen.gate in order
+                try:
+                    planned = await worker().plan_records([(e.key, e.value) for e in events])
+                except BaseException:
+                    profiling.cancel()
+                    await asyncio.gather(profiling, return_exceptions=True)
+                    raise
+                await behind.submit(events, generation, functools.partial(write_events, events, planned, profiling))
 
     @app.task
     async def follow_contracts() -> None:

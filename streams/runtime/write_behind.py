@@ -24,9 +24,16 @@ from typing import Any
 
 
 class WriteBehind:
-    def __init__(self, consumer: Callable[[], Any], generation: Callable[[], int], depth: int = 2) -> None:
+    def __init__(
+        self,
+        consumer: Callable[[], Any],
+        generation: Callable[[], int],
+        depth: int = 2,
+        owned: Callable[[Any], bool] | None = None,
+    ) -> None:
         self._consumer = consumer  # the app's consumer (created after the app)
         self._generation = generation  # revocations seen so far (SharedSeen.generation)
+        self._owned = owned  # whether this worker still owns a message's partition (when it is acknowledged)
         self.depth = depth  # batches planned and not written yet, at most (the one being written included)
         self.gate = asyncio.Lock()  # held while a batch is written
         self._pending: deque[asyncio.Task[None]] = deque()
@@ -34,7 +41,7 @@ class WriteBehind:
     async def submit(self, events: Sequence[Any], generation: int, write: Callable[[], Awaitable[None]]) -> None:
         """Queue a planned batch's write behind the batches queued before it; returns once at most ``depth``
         are queued (raising the error of one that failed). Its events are acknowledged when ``write`` returned,
-        unless a revocation came after ``generation`` (the batch's start)."""
+        unless a revocation came after ``generation`` (the batch's start) or the partition is no longer owned."""
         held = [e.message for e in events if not e.message.acked]  # (those left to another owner stay so)
         for m in held:
             m.acked = True  # take_events' acknowledgement must not count before the write
@@ -68,5 +75,7 @@ class WriteBehind:
             return  # a revocation overlapped the batch: read again by the partition's owner
         consumer = self._consumer()
         for m in held:
+            if self._owned is not None and not self._owned(m):
+                continue  # fetched for a partition revoked before the batch began: its new owner reads it
             m.acked = False
             consumer.ack(m)

@@ -115,3 +115,18 @@ def test_a_batch_a_revocation_overlapped_is_left_to_the_next_owner() -> None:
 
     asyncio.run(scenario())
     assert consumer.acked == [0]
+
+
+def test_messages_of_a_partition_no_longer_owned_when_written_are_not_acknowledged() -> None:
+    """The profile that marks a revoked partition's events may still run when the batch is queued: ownership is
+    checked again when the write returned."""
+    consumer = Consumer()
+    owned = {0}
+    behind = WriteBehind(lambda: consumer, lambda: 0, owned=lambda m: m.offset % 2 in owned)
+
+    async def scenario() -> None:
+        await behind.submit(events(0, 1, 2, 3), 0, lambda: asyncio.sleep(0))
+        await behind.wait()
+
+    asyncio.run(scenario())
+    assert consumer.acked == [0, 2]
