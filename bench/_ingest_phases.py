@@ -103,7 +103,8 @@ SAMPLE_EVERY = 25
 
 
 async def _steady_push(
-    settings: Settings, template: list[dict[str, str]], n: int, rate: float, sent: dict[int, float]
+    settings: Settings, template: list[dict[str, str]], n: int, rate: float, sent: dict[int, float],
+    key_base: int = STEADY_KEY,
 ) -> float:
     from esc.streams.events import RecordEnvelope
     from esc.streams.runtime.kafka_io import producer
@@ -116,11 +117,11 @@ async def _steady_push(
         for i in range(0, n, step):
             for j in range(i, min(n, i + step)):
                 payload = dict(template[j % len(template)])
-                payload["o_orderkey"] = str(STEADY_KEY + j)
-                env = RecordEnvelope(source=PREFIX + "orders", record_id=f"esc_bench_steady_{j}", payload=payload,
-                                     event_time=datetime.now(UTC))
+                payload["o_orderkey"] = str(key_base + j)
+                env = RecordEnvelope(source=PREFIX + "orders", record_id=f"esc_bench_push_{key_base + j}",
+                                     payload=payload, event_time=datetime.now(UTC))
                 if j % SAMPLE_EVERY == 0:
-                    sent[STEADY_KEY + j] = time.perf_counter()
+                    sent[key_base + j] = time.perf_counter()
                 await prod.send(settings.topic("records"), env.model_dump_json().encode(), key=env.key().encode())
             await asyncio.sleep(max(0.0, t0 + (i + step) / rate - time.perf_counter()))
         await prod.flush()
@@ -129,15 +130,17 @@ async def _steady_push(
     return time.perf_counter() - t0
 
 
-def steady_phase(worker: Worker, drv: Any, tpch: Path, label: str, base: int, n: int, rate: float,
-                 timeout: float) -> dict[str, Any]:
+def push_orders(worker: Worker, drv: Any, tpch: Path, label: str, n: int, rate: float, timeout: float,
+                key_base: int = STEADY_KEY) -> dict[str, Any]:
+    """Push ``n`` new orders rows at ``rate``/s and wait until every one is a node in Neo4j; every
+    ``SAMPLE_EVERY``th is timed directly: send -> its node readable (polled every 0.1 s)."""
     with (tpch / "orders.csv").open(newline="") as fh:
         template = [row for _, row in zip(range(1000), csv.DictReader(fh), strict=False)]
     sent: dict[int, float] = {}
     seen: dict[int, float] = {}
     stop = threading.Event()
 
-    def poll() -> None:  # direct freshness of a sample: send -> the node is readable in Neo4j (~0.1 s resolution)
+    def poll() -> None:
         while not stop.is_set():
             keys = [k for k in list(sent) if k not in seen]
             if keys:
@@ -149,15 +152,21 @@ def steady_phase(worker: Worker, drv: Any, tpch: Path, label: str, base: int, n:
                     seen.setdefault(int(r["k"]), now)
             time.sleep(0.1)
 
+    def arrived() -> int:
+        recs, _, _ = drv.execute_query(
+            f"MATCH (n:{q(label)}) WHERE n.o_orderkey >= $lo AND n.o_orderkey < $hi AND n._stub IS NULL "
+            "RETURN count(n) AS c", lo=key_base, hi=key_base + n)
+        return int(recs[0]["c"])
+
     poller = threading.Thread(target=poll, daemon=True)
     poller.start()
     t0 = time.perf_counter()
     try:
-        sent_s = asyncio.run(_steady_push(worker.settings, template, n, rate, sent))
-        while count(drv, label) < base + n or len(seen) < len(sent):
+        sent_s = asyncio.run(_steady_push(worker.settings, template, n, rate, sent, key_base))
+        while arrived() < n or len(seen) < len(sent):
             if time.perf_counter() - t0 > timeout or not worker.alive():
-                raise TimeoutError(f"steady phase: {count(drv, label)} of {base + n} {label} nodes after "
-                                   f"{time.perf_counter() - t0:.0f}s\n--- worker log tail ---\n{worker.tail()}")
+                raise TimeoutError(f"{arrived()} of {n} pushed {label} nodes after {time.perf_counter() - t0:.0f}s"
+                                   f"\n--- worker log tail ---\n{worker.tail()}")
             time.sleep(0.5)
     finally:
         stop.set()
@@ -169,6 +178,10 @@ def steady_phase(worker: Worker, drv: Any, tpch: Path, label: str, base: int, n:
                         "max_s": _r(max(lat, default=None))}}
 
 
+def steady_phase(worker: Worker, drv: Any, tpch: Path, label: str, n: int, rate: float,
+                 timeout: float) -> dict[str, Any]:
+    """New orders rows pushed after the load."""
+    return push_orders(worker, drv, tpch, label, n, rate, timeout)
 
 
 async def _diff_trials(settings: Settings, run_id: str, trials: int, timeout: float) -> list[float | None]:

@@ -21,11 +21,13 @@ What it does (the stack must be up: ``esc stack up``; it is shared, so everythin
    Prometheus' ``histogram_quantile`` does: they are only as fine as the buckets (0.05 .. 300 s), and the steady
    one includes any replay the worker runs meanwhile. So the steady phase is also measured directly: every 25th
    pushed record, send -> its node readable in Neo4j (polled every 0.1 s).
-4. **Schema-diff latency**: ``--diff-trials`` times, pushes one ``escbench_nation`` record carrying a brand-new field while
+4. **Freshness during a backfill** (``--backfill-records N``, bench/_ingest_backfill.py): a lineitem record with a
+   brand-new field makes the worker replay lineitem; N orders rows pushed meanwhile are timed as in step 3.
+5. **Schema-diff latency**: ``--diff-trials`` times, pushes one ``escbench_nation`` record carrying a brand-new field while
    a consumer tails ``<prefix>.schema.diffs``; latency = send -> the diff event naming that field is received.
-5. **Peak RSS** (``VmHWM``) of the worker (and its children), of this process, of the baseline process, and of the
+6. **Peak RSS** (``VmHWM``) of the worker (and its children), of this process, of the baseline process, and of the
    stack's servers (their peak since they started, read from ``<state>/stack/<svc>/<svc>.pid``).
-6. **Baseline**, in the same run: one Python process reads the same CSVs (columns typed int/float/str from the
+7. **Baseline**, in the same run: one Python process reads the same CSVs (columns typed int/float/str from the
    first rows) and writes them straight into Neo4j with ``UNWIND $rows AS row MERGE (n:<Label>_baseline {key})
    SET n += row`` in batches of 5,000, under a uniqueness constraint on the same identity keys. It writes nodes
    only: no source-record provenance, no foreign-key edges, no profiling, no Kafka, which our pipeline does too.
@@ -56,6 +58,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench._baselines import GRAPH_SUFFIX, graph_baseline, run_baseline, wipe_graph_baseline  # noqa: E402
+from bench._ingest_backfill import backfill_phase  # noqa: E402
 from bench._ingest_embedder import embedder_rate, text_sample, vector_rates  # noqa: E402
 from bench._ingest_metrics import _r, buckets, minus, pct, summary, total, wait_metrics, written  # noqa: E402
 from bench._ingest_names import BASELINE_SUFFIX, PREFIX  # noqa: E402
@@ -121,9 +124,8 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
             res["load"]["healthz"] = json.loads(worker.get("/healthz"))
             say(f"loaded in {res['load']['seconds']}s ({res['load']['records_per_s']} rec/s); steady phase")
             if args.steady_records:
-                base = count(drv, labels["orders"])
                 before = written(m1, PREFIX + "orders")
-                res["steady"] = steady_phase(worker, drv, tpch, labels["orders"], base, args.steady_records,
+                res["steady"] = steady_phase(worker, drv, tpch, labels["orders"], args.steady_records,
                                              args.steady_rate, args.timeout)
                 m2, res["steady"]["metrics_settled_s"] = wait_metrics(
                     worker, lambda m: written(m, PREFIX + "orders") >= before + args.steady_records, 120.0)
@@ -136,6 +138,10 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
                 res["schema_diff"] = {"trials": len(lat), "received": len(got), "p50_s": _r(pct(got, 0.5)),
                                       "p95_s": _r(pct(got, 0.95)), "max_s": _r(max(got, default=None)),
                                       "all_s": [_r(x) for x in lat]}
+            if args.backfill_records:
+                say(f"freshness during a backfill: {args.backfill_records} records pushed while {PREFIX}lineitem replays")
+                res["backfill"] = backfill_phase(worker, drv, tpch, labels["orders"], args.backfill_records,
+                                                 args.steady_rate, args.timeout)
             m3 = worker.metrics()
             res["extraction_batches"] = {
                 store: {"count": int(total(m3, "esc_extraction_batch_seconds", "esc_extraction_batch_seconds_count",
@@ -216,6 +222,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--worker-profile", default="", help="run the worker under cProfile, write the stats here "
                     "(diagnosis only: it slows the worker down)")
     ap.add_argument("--diff-trials", type=int, default=20, help="schema-diff latency trials (0: skip)")
+    ap.add_argument("--backfill-records", type=int, default=0,
+                    help="orders rows pushed while a new lineitem field makes the worker replay lineitem: their "
+                         "freshness during a backfill (0: skip)")
     ap.add_argument("--workers", type=int, default=1, help="N > 1: the load with one worker and with N (bench/_workers.py)")
     return ap.parse_args(argv)
 

@@ -49,3 +49,20 @@ def test_buckets_pick_the_labelled_series() -> None:
     }
     assert ingest.buckets(m, "h", store="neo4j") == [(1.0, 3.0), (INF, 4.0)]
     assert ingest.total(m, "h", "h_count", store="neo4j") == 4.0
+
+
+def test_the_backfill_line_says_whether_the_figure_is_one_during_a_backfill() -> None:
+    rep = pytest.importorskip("bench._ingest_report")
+    b = {"records": 100, "rate_per_s": 50.0, "source": "escbench_lineitem", "backfill_started_after_s": 1.2,
+         "backfill_seconds": 80.0, "backfill_running_after_push": True,
+         "sampled": {"n": 4, "p50_s": 0.3, "p95_s": 1.1, "max_s": 1.4}}
+    line = rep.backfill_line(b)
+    assert "p95 1.1 s" in line and "still running after the push: yes" in line and "target p95 <= 5 s" in line
+    assert "NO" in rep.backfill_line({**b, "backfill_running_after_push": False})
+    assert "no backfill" in rep.backfill_line({"error": "no backfill of escbench_lineitem within 120 s"})
+
+
+def test_the_ingest_bench_takes_the_backfill_phase_option() -> None:
+    bench = pytest.importorskip("bench.ingest")
+    assert bench.parse_args(["--backfill-records", "500"]).backfill_records == 500
+    assert bench.parse_args([]).backfill_records == 0
