@@ -50,10 +50,11 @@ from esc.streams.runtime.faust_folder import folder_task
 from esc.streams.runtime.gc_tuning import tune_gc, tune_malloc
 from esc.streams.runtime.http_auth import check_bind, middleware
 from esc.streams.runtime.http_surface import Surface, add_routes
-from esc.streams.runtime.kafka_io import read_topic, source_key_filter
+from esc.streams.runtime.kafka_io import read_topic
 from esc.streams.runtime.lag import export_consumer_lag
 from esc.streams.runtime.profile_pool import ProfilePool
 from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watch_tcp
+from esc.streams.runtime.replay_reader import read_source_values
 from esc.streams.runtime.seen_table import SharedSeen
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
@@ -162,15 +163,11 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         )
 
     async def replay(sources: set[str]) -> AsyncIterator[list[bytes | RecordEnvelope]]:
-        batch: list[bytes | RecordEnvelope] = []
-        async for msg in read_topic(settings, records_topic.get_topic_name(), key_filter=source_key_filter(sources)):
-            if msg.value is not None:
-                batch.append(msg.value)
-            if len(batch) >= REPLAY_BATCH:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
+        # librdkafka in a thread reads the topic and filters the keys (streams/runtime/replay_reader.py)
+        async for values in read_source_values(
+            settings.kafka_bootstrap, records_topic.get_topic_name(), sources, REPLAY_BATCH
+        ):
+            yield list(values)
 
     runtime: dict[str, Any] = {}
 

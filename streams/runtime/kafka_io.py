@@ -134,13 +134,3 @@ async def partitions(settings: Settings, topic: str) -> list[int]:
     if not described or described[0].get("error_code"):
         return []
     return sorted(p["partition"] for p in described[0]["partitions"])
-
-
-def source_key_filter(sources: set[str]) -> Callable[[bytes | None], bool]:
-    """Match record keys (``source \\x1f record id``) of the given sources without decoding the value."""
-    prefixes = tuple(s.encode("utf-8") + b"\x1f" for s in sources)
-
-    def match(key: bytes | None) -> bool:
-        return key is not None and key.startswith(prefixes)
-
-    return match
