@@ -270,6 +270,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             result = await worker().write_planned(planned)
         finally:
             await asyncio.wait([profiling])  # acknowledged once profiled too; never left running alone
+            if not profiling.cancelled():
+                profiling.exception()  # (retrieved: raised below when the write went through)
         profiling.result()
         await deferred.after_batch(events, result.deferred)
         for dead in result.dead:
