@@ -265,14 +265,8 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         await profiles_topic.send(key=b"tick", value=TICK)  # lets idle pushed sources settle
 
     # -- extractors: a batch is planned while the one before it is written (streams/runtime/write_behind.py) ------
-    async def write_events(events: list[Any], planned: Planned, profiling: asyncio.Future[None]) -> None:
-        try:
-            result = await worker().write_planned(planned)
-        finally:
-            await asyncio.wait([profiling])  # acknowledged once profiled too; never left running alone
-            if not profiling.cancelled():
-                profiling.exception()  # (retrieved: raised below when the write went through)
-        profiling.result()
+    async def write_events(events: list[Any], planned: Planned) -> None:
+        result = await worker().write_planned(planned)
         await deferred.after_batch(events, result.deferred)
         for dead in result.dead:
             await send_dead(dead)
@@ -297,7 +291,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
                     profiling.cancel()
                     await asyncio.gather(profiling, return_exceptions=True)
                     raise
-                await behind.submit(events, generation, functools.partial(write_events, events, planned, profiling))
+                await behind.submit(  # acknowledged once written and profiled
+                    events, generation, functools.partial(write_events, events, planned), after=profiling
+                )
 
     @app.task
     async def follow_contracts() -> None:

@@ -38,15 +38,26 @@ class WriteBehind:
         self.gate = asyncio.Lock()  # held while a batch is written
         self._pending: deque[asyncio.Task[None]] = deque()
 
-    async def submit(self, events: Sequence[Any], generation: int, write: Callable[[], Awaitable[None]]) -> None:
+    async def submit(
+        self,
+        events: Sequence[Any],
+        generation: int,
+        write: Callable[[], Awaitable[None]],
+        after: asyncio.Future[Any] | None = None,
+    ) -> None:
         """Queue a planned batch's write behind the batches queued before it; returns once at most ``depth``
         are queued (raising the error of one that failed). Its events are acknowledged when ``write`` returned,
-        unless a revocation came after ``generation`` (the batch's start) or the partition is no longer owned."""
+        unless a revocation came after ``generation`` (the batch's start) or the partition is no longer owned.
+        ``after``: other work on the batch (its profile) that must end before it is acknowledged; awaited outside
+        ``gate``, which a rebalance waits for (a profile waits for the rebalance to end: inside, they would wait
+        for each other)."""
         held = [e.message for e in events if not e.message.acked]  # (those left to another owner stay so)
         for m in held:
             m.acked = True  # take_events' acknowledgement must not count before the write
         before = self._pending[-1] if self._pending else None
-        self._pending.append(asyncio.create_task(self._write(held, generation, write, before)))
+        if after is not None:
+            after.add_done_callback(_retrieved)
+        self._pending.append(asyncio.create_task(self._write(held, generation, write, before, after)))
         await self._drain(lambda: self._pending[0].done() or len(self._pending) > self.depth)
 
     async def wait(self) -> None:
@@ -65,12 +76,19 @@ class WriteBehind:
             raise
 
     async def _write(
-        self, held: list[Any], generation: int, write: Callable[[], Awaitable[None]], before: asyncio.Task[None] | None
+        self,
+        held: list[Any],
+        generation: int,
+        write: Callable[[], Awaitable[None]],
+        before: asyncio.Task[None] | None,
+        after: asyncio.Future[Any] | None,
     ) -> None:
         if before is not None:
             await before  # in order; a batch behind one that failed is not written either (both are read again)
         async with self.gate:
             await write()
+        if after is not None:
+            await asyncio.shield(after)  # (a cancelled write leaves the profile to finish on its own)
         if self._generation() != generation:
             return  # a revocation overlapped the batch: read again by the partition's owner
         consumer = self._consumer()
@@ -79,3 +97,10 @@ class WriteBehind:
                 continue  # fetched for a partition revoked before the batch began: its new owner reads it
             m.acked = False
             consumer.ack(m)
+
+
+def _retrieved(fut: asyncio.Future[Any]) -> None:
+    """An ``after`` whose batch's write failed first is never awaited: its error is taken here (it was raised or
+    logged where it happened), so asyncio does not report it as never retrieved."""
+    if not fut.cancelled():
+        fut.exception()

@@ -130,3 +130,39 @@ def test_messages_of_a_partition_no_longer_owned_when_written_are_not_acknowledg
 
     asyncio.run(scenario())
     assert consumer.acked == [0, 2]
+
+
+def test_the_batch_s_other_work_is_awaited_outside_the_gate_before_its_acknowledgement() -> None:
+    """The profile of a batch (``after``) waits for a rebalance to end, and a rebalance waits for ``gate``: the
+    profile is awaited outside it, and the batch is acknowledged only once both are done."""
+    consumer = Consumer()
+    behind = WriteBehind(lambda: consumer, lambda: 0)
+
+    async def scenario() -> None:
+        profiled = asyncio.get_running_loop().create_future()
+        await behind.submit(events(0, 1), 0, lambda: asyncio.sleep(0), after=profiled)
+        await asyncio.sleep(0.01)
+        async with asyncio.timeout(1):
+            async with behind.gate:  # what a rebalance's fence does: not held by the batch waiting for its profile
+                pass
+        assert consumer.acked == []
+        profiled.set_result(None)
+        await behind.wait()
+
+    asyncio.run(scenario())
+    assert consumer.acked == [0, 1]
+
+
+def test_a_failed_profile_fails_the_batch_and_is_not_acknowledged() -> None:
+    consumer = Consumer()
+    behind = WriteBehind(lambda: consumer, lambda: 0)
+
+    async def scenario() -> None:
+        profiled = asyncio.get_running_loop().create_future()
+        profiled.set_exception(RuntimeError("profile failed"))
+        await behind.submit(events(0), 0, lambda: asyncio.sleep(0), after=profiled)
+        with pytest.raises(RuntimeError, match="profile failed"):
+            await behind.wait()
+
+    asyncio.run(scenario())
+    assert consumer.acked == []
