@@ -14,6 +14,7 @@ gaps end on librdkafka's end-of-partition event.
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import AsyncIterator, Generator
 from typing import Any
@@ -34,6 +35,9 @@ def _consumer(bootstrap: str) -> Any:
             "auto.offset.reset": "earliest",
             "fetch.max.bytes": 32 << 20,
             "max.partition.fetch.bytes": 32 << 20,  # a record may be as large as the broker allows
+            # librdkafka's lines (a failed connect every second while the broker is down) through Python logging,
+            # bounded like the other clients' (streams/runtime/log_limits.py), as the record producer's
+            "logger": logging.getLogger("kafka.rdkafka"),
         }
     )
 
