@@ -46,8 +46,8 @@ def weaviate_transient(exc: BaseException) -> bool:
     if isinstance(exc, e.WeaviateInsertManyAllFailedError):  # every object of a batch: the server, not the data
         return True
     cause = exc.__cause__ or exc.__context__
-    if isinstance(exc, e.WeaviateBaseError) and cause is not None and cause is not exc:
-        return weaviate_transient(cause)
+    if isinstance(exc, e.WeaviateBaseError) and cause is not None and cause is not exc and weaviate_transient(cause):
+        return True  # (else its own message decides: a gRPC UNKNOWN that says "no read replica found")
     text = str(exc).lower()
     # "no read replica found": a shard being unloaded while the server shuts down (or not loaded yet)
     busy = ("connection refused", "unavailable", "no read replica")

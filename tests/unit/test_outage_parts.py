@@ -185,6 +185,7 @@ def test_a_blip_flips_readiness_but_logs_nothing_and_an_outage_logs_once_each_wa
 def test_a_weaviate_shard_unloading_at_shutdown_is_an_outage_and_a_bad_request_is_not() -> None:
     """The outage test stopped Weaviate while vectors were written: the batch delete failed with gRPC UNKNOWN "no
     read replica found" (its shards unloading), which was logged as a write failure with a traceback each retry."""
+    import grpc
     import weaviate.exceptions as e
 
     from esc.streams.runtime.stores import weaviate_transient
@@ -193,6 +194,26 @@ def test_a_weaviate_shard_unloading_at_shutdown_is_an_outage_and_a_bad_request_i
                                          "delete: cannot find objects: no read replica found.")  # fmt: skip
     assert weaviate_transient(shutting)
     assert not weaviate_transient(e.WeaviateDeleteManyError("[UNKNOWN] invalid filter: no such property 'x'"))
+
+    class Rpc(grpc.RpcError):
+        def code(self) -> grpc.StatusCode:
+            return grpc.StatusCode.UNKNOWN
+
+    # as the client raises it (CI): from the gRPC error, whose code (UNKNOWN) alone says nothing
+    try:
+        try:
+            raise Rpc("batch delete: cannot find objects: no read replica found")
+        except Rpc as rpc:
+            raise shutting from rpc
+    except e.WeaviateDeleteManyError as raised:
+        assert weaviate_transient(raised)
+    try:
+        try:
+            raise Rpc("invalid filter")
+        except Rpc as rpc:
+            raise e.WeaviateDeleteManyError("[UNKNOWN] invalid filter: no such property 'x'") from rpc
+    except e.WeaviateDeleteManyError as raised:
+        assert not weaviate_transient(raised)
 
 
 def test_idle_work_that_fails_logs_one_line_until_it_works_again(caplog: pytest.LogCaptureFixture) -> None:
