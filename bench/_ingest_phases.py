@@ -178,12 +178,6 @@ def push_orders(worker: Worker, drv: Any, tpch: Path, label: str, n: int, rate: 
                         "max_s": _r(max(lat, default=None))}}
 
 
-def steady_phase(worker: Worker, drv: Any, tpch: Path, label: str, n: int, rate: float,
-                 timeout: float) -> dict[str, Any]:
-    """New orders rows pushed after the load."""
-    return push_orders(worker, drv, tpch, label, n, rate, timeout)
-
-
 async def _diff_trials(settings: Settings, run_id: str, trials: int, timeout: float) -> list[float | None]:
     from aiokafka import AIOKafkaConsumer, TopicPartition
 

@@ -71,7 +71,7 @@ from bench._ingest_neo4j import (  # noqa: E402
     drop_collection,
     wipe,
 )
-from bench._ingest_phases import _diff_trials, load_phase, steady_phase  # noqa: E402
+from bench._ingest_phases import _diff_trials, load_phase, push_orders  # noqa: E402
 from bench._ingest_proc import Worker, cpu_snapshot, peak_rss, server_rss  # noqa: E402
 from bench._ingest_report import report  # noqa: E402
 from bench._tpch import TABLES, row_counts, tpch_dir  # noqa: E402
@@ -125,8 +125,8 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
             say(f"loaded in {res['load']['seconds']}s ({res['load']['records_per_s']} rec/s); steady phase")
             if args.steady_records:
                 before = written(m1, PREFIX + "orders")
-                res["steady"] = steady_phase(worker, drv, tpch, labels["orders"], args.steady_records,
-                                             args.steady_rate, args.timeout)
+                res["steady"] = push_orders(worker, drv, tpch, labels["orders"], args.steady_records,
+                                            args.steady_rate, args.timeout)
                 m2, res["steady"]["metrics_settled_s"] = wait_metrics(
                     worker, lambda m: written(m, PREFIX + "orders") >= before + args.steady_records, 120.0)
                 res["steady"]["freshness"] = summary(minus(buckets(m2, "esc_freshness_seconds"),
