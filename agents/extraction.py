@@ -30,7 +30,7 @@ from esc.streams.events import DeadLetter, RecordEnvelope
 log = logging.getLogger(__name__)
 
 Message = tuple[bytes | None, bytes | None]
-ReplayLog = Callable[[set[str]], AsyncIterator[list[bytes | RecordEnvelope]]]
+ReplayLog = Callable[[set[str]], AsyncIterator[Sequence[bytes | RecordEnvelope]]]
 """Replays the latest version of every record of the given sources, in batches (the compacted records topic, or
 the embedded record log)."""
 

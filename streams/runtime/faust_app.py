@@ -18,7 +18,7 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -162,12 +162,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             outbox=outbox, reconciler=Reconciler(graph, state / "reconcile-members.sqlite"),
         )
 
-    async def replay(sources: set[str]) -> AsyncIterator[list[bytes | RecordEnvelope]]:
+    def replay(sources: set[str]) -> AsyncIterator[Sequence[bytes | RecordEnvelope]]:
         # librdkafka in a thread reads the topic and filters the keys (streams/runtime/replay_reader.py)
-        async for values in read_source_values(
-            settings.kafka_bootstrap, records_topic.get_topic_name(), sources, REPLAY_BATCH
-        ):
-            yield list(values)
+        return read_source_values(settings.kafka_bootstrap, records_topic.get_topic_name(), sources, REPLAY_BATCH)
 
     runtime: dict[str, Any] = {}
 
