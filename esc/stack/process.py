@@ -32,7 +32,7 @@ def read_pid(pid_file: Path) -> int | None:
 
 
 def pid_alive(pid: int | None) -> bool:
-    """True when ``pid`` exists and is not a zombie."""
+    """True when ``pid`` exists and is not a zombie (a zombie leader whose other threads still run is alive)."""
     if pid is None or pid <= 0:
         return False
     try:
@@ -47,7 +47,14 @@ def pid_alive(pid: int | None) -> bool:
         return True  # no procfs: trust kill(0)
     # Field 3 (after the parenthesised command name) is the state; Z = zombie, X = dead.
     state = stat.rsplit(")", 1)[-1].split()[0]
-    return state not in ("Z", "X")
+    if state not in ("Z", "X"):
+        return True
+    # A leader thread that exited first is a zombie while the process's other threads still run, holding its
+    # open files and listening sockets (a stopped server's port was still open: a full run failed on it).
+    try:
+        return any(task != str(pid) for task in os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return False
 
 
 def port_open(host: str, port: int, timeout: float = 0.5) -> bool:

@@ -255,6 +255,30 @@ def test_service_starts_detached_reports_status_and_stops_idempotently(settings:
     assert service.status().state == "down"
 
 
+def test_a_process_whose_leader_thread_exited_first_is_alive_while_its_other_threads_run(tmp_path: Path) -> None:
+    """The leader thread is a zombie while the rest of the process still runs (and holds its sockets): a stop
+    that took it for dead found the stopped server's port still open."""
+    code = (
+        "import ctypes, threading, time\n"
+        "t = threading.Thread(target=time.sleep, args=(30,))\n"
+        "t.start()\n"
+        "print('up', flush=True)\n"
+        "ctypes.CDLL(None).pthread_exit(None)\n"  # the leader thread exits; the sleeping one goes on
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+        wait_until(lambda: Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] == "Z",
+                   timeout=10, what="the leader thread to exit")
+        assert pid_alive(proc.pid)  # its leader is a zombie, its other thread runs
+        proc.kill()
+        proc.wait(10)
+        assert not pid_alive(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait(10)
+
+
 def test_service_that_dies_fails_with_its_name_log_and_last_lines(settings: Settings) -> None:
     service = PyHttp(settings, free_port(), crash=True)
     with pytest.raises(StackError) as info:
