@@ -16,7 +16,9 @@ Faust's loop line for line: gaps, commits every ``commit_every`` acks, read offs
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import functools
+import types
+from collections.abc import Coroutine, Generator
 from typing import Any, cast
 
 from mode import Service
@@ -34,24 +36,29 @@ def started(coro: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
     return False, waits_for
 
 
-async def _finish(coro: Coroutine[Any, Any, Any], waits_for: Any) -> Any:
-    """Drive a coroutine that ``started`` left waiting on ``waits_for`` to its end, as ``asyncio.Task`` does: wait
-    for the future (without taking its result: the coroutine takes it when resumed), resume, repeat. Cancelled,
-    it cancels the future the coroutine waits on, which then sees the cancellation where it waits."""
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, Any], waits_for: Any) -> Generator[Any, Any, Any]:
+    """The rest of a coroutine that ``started`` left waiting on ``waits_for``, for a task to drive: what the
+    coroutine yields goes to the task, what the task throws in (a cancellation) goes to the coroutine where it
+    waits, exactly as when the task had run it from its start (``yield from``, spelled out: the coroutine was
+    started outside it)."""
     while True:
-        if waits_for is None:  # a bare yield (``asyncio.sleep(0)``)
-            await asyncio.sleep(0)
-        else:
-            waits_for._asyncio_future_blocking = False
-            try:
-                await asyncio.wait((waits_for,))
-            except asyncio.CancelledError:
-                waits_for.cancel()
-                await asyncio.wait((waits_for,))  # (returns at once unless the future ignores cancel)
         try:
-            waits_for = coro.send(None)
+            yield waits_for
+        except BaseException as exc:  # the task threw it in: a cancellation it could not pass to the future
+            step = functools.partial(coro.throw, exc)
+        else:
+            step = functools.partial(coro.send, None)
+        try:
+            waits_for = step()
         except StopIteration as stop:
             return stop.value
+
+
+async def _finish(coro: Coroutine[Any, Any, Any], waits_for: Any) -> Any:
+    """Drive a coroutine that ``started`` left waiting on ``waits_for`` to its end (in a task): its waits, results,
+    errors and cancellations are the task's, as for a coroutine the task had started itself."""
+    return await _resume(coro, waits_for)
 
 
 def patch_faust_drain_in_place() -> None:

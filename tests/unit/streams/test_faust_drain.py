@@ -103,6 +103,41 @@ def test_a_cancelled_rest_cancels_the_callback_where_it_waits() -> None:
     asyncio.run(main())
 
 
+def test_a_cancellation_after_what_it_waits_for_completed_still_reaches_the_callback() -> None:
+    """As a task would: the lock it waited for was released to it, then the rest was cancelled before it ran
+    again (a rebalance suspending the flow at that moment). The callback sees the cancellation where it waited,
+    it does not go on as if nothing happened, and the lock stays usable by others."""
+
+    async def main() -> None:
+        lock = asyncio.Lock()
+        seen: list[str] = []
+
+        async def cb() -> None:
+            try:
+                async with lock:
+                    seen.append("acquired")
+                    await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                seen.append("cancelled")
+                raise
+
+        await lock.acquire()
+        coro = cb()
+        done, waits_for = started(coro)
+        assert not done
+        task = asyncio.ensure_future(_finish(coro, waits_for))
+        await asyncio.sleep(0)  # the task waits on the lock's future
+        lock.release()  # the future is done: the task is woken...
+        task.cancel()  # ...and cancelled before it ran again
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert seen == ["cancelled"]
+        assert not lock.locked()
+        await asyncio.wait_for(lock.acquire(), 1)  # nobody is left holding it
+
+    asyncio.run(main())
+
+
 def test_an_error_raised_before_the_first_wait_propagates() -> None:
     async def bad() -> None:
         raise RuntimeError("decode failed")
