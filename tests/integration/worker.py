@@ -30,9 +30,45 @@ def poll(fn: Callable[[], Any], ok: Callable[[Any], bool], timeout: float, what:
         except Exception as exc:  # the store may not know our labels yet
             last = exc
         time.sleep(0.5)
-    dump_stacks()  # where live workers wait: faulthandler writes every thread's stack into their logs
-    tail = log.read_text("utf-8", errors="replace")[-12000:] if log is not None and log.exists() else "(no log)"
-    pytest.fail(f"timed out after {timeout}s waiting for {what}; last={last!r}\n--- worker log ---\n{tail}")
+    pytest.fail(f"timed out after {timeout}s waiting for {what}; last={last!r}\n{stuck_report(log)}")
+
+
+def stuck_report(log: Path | None) -> str:
+    """What a timed-out test shows of its workers: each live worker's log before the stack dump (its last lines)
+    and, from the dump, where each thread and asyncio task waits (file and line, without mode's locals, which
+    filled the whole tail before). ``log``: a worker's log to show even when it is not running any more."""
+    logs = [w.log for w in _ACTIVE if w.proc is not None and w.proc.poll() is None]
+    sizes = {path: _size(path) for path in logs}
+    dump_stacks()  # where live workers wait: each writes its threads' and tasks' stacks into its log
+    if log is not None and log not in sizes:
+        logs.insert(0, log)
+    parts = []
+    for path in logs:
+        text = path.read_text("utf-8", errors="replace") if path.exists() else ""
+        cut = sizes.get(path, len(text.encode()))
+        raw = text.encode()
+        before, dump = raw[:cut].decode(errors="replace"), raw[cut:].decode(errors="replace")
+        parts.append(f"--- {path} (last lines) ---\n{before[-6000:]}")
+        if dump:
+            parts.append(f"--- {path}: where it waits ---\n{wait_points(dump)[-6000:]}")
+    return "\n".join(parts) if parts else "(no worker log)"
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def wait_points(dump: str) -> str:
+    """A stack dump (faulthandler's threads, mode's asyncio tasks with their locals) cut to a header per stack and
+    its frames' ``File ..., line ..., in ...`` lines."""
+    keep = []
+    for line in dump.splitlines():
+        s = line.strip()
+        if s.startswith(("Thread 0x", "Current thread 0x", "Stack for <Task")):
+            keep.append(s[:200])
+        elif s.startswith("File \"") and ", line " in s:
+            keep.append("  " + s[:200])
+    return "\n".join(keep)
 
 
 _ACTIVE: list[Worker] = []
