@@ -35,6 +35,10 @@ def _consumer(bootstrap: str) -> Any:
             "auto.offset.reset": "earliest",
             "fetch.max.bytes": 32 << 20,
             "max.partition.fetch.bytes": 32 << 20,  # a record may be as large as the broker allows
+            # librdkafka prefetches up to 100,000 messages per partition (64 MB) by default: a replay of a large
+            # source held hundreds of MB ahead of the backfill, which takes a batch at a time
+            "queued.min.messages": 4 * CONSUME_BATCH,
+            "queued.max.messages.kbytes": 16 << 10,
             # librdkafka's lines (a failed connect every second while the broker is down) through Python logging,
             # bounded like the other clients' (streams/runtime/log_limits.py), as the record producer's
             "logger": logging.getLogger("kafka.rdkafka"),
