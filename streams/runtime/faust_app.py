@@ -64,7 +64,7 @@ from esc.streams.schema_events import parse_contract
 
 log = logging.getLogger(__name__)
 PROFILE_BATCH = 5000
-REPLAY_BATCH = 5000  # one Neo4j transaction per entity type and batch (agents/stores/neo4j.py WRITE_BATCH)
+REPLAY_BATCH = 2000  # a replay is planned and written in parts this size: new records wait for one part at most
 BATCH_WITHIN = 0.2
 """Seconds a records batch waits to fill up, counted from when the agent asks for it (a new record waits for the
 batch under way and up to this long). 0.1 cut a steady push's latency a little more but made TPC-H SF 0.05's load
