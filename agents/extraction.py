@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ from esc.agents.backfill import BackfillTracker, DeferredRecords, ReplayPlan, pl
 from esc.agents.extractors import covers
 from esc.agents.ingest import Ingestor, IngestResult, Prepared, parse
 from esc.agents.record_check import split as check_pushed
+from esc.agents.write_turns import WriteTurns
 from esc.contract.evolve import diff_items
 from esc.contract.model import Contract, ContractDiff
 from esc.streams.events import DeadLetter, RecordEnvelope
@@ -85,6 +87,8 @@ class Planned:
 
     prepared: Prepared | None  # None: no valid record in the batch
     dead: list[DeadLetter] = field(default_factory=list)
+    release: Callable[[], None] = field(default=lambda: None, repr=False, compare=False)
+    """Ends the batch's claim on the writer (``WriteTurns``): when it was written, or when it is dropped."""
 
 
 class ExtractionWorker:
@@ -102,7 +106,8 @@ class ExtractionWorker:
         self.deferred = DeferredRecords() if deferred_limit is None else DeferredRecords(deferred_limit)
         self.tracker = BackfillTracker()
         self.contract: Contract | None = None
-        self._lock = asyncio.Lock()  # one writer at a time: live batches and backfill share the ingestor
+        self.turns = WriteTurns()  # one writer at a time, new batches before a backfill's parts
+        self._lock = self.turns.lock
         self._queue: asyncio.Queue[ReplayPlan] = asyncio.Queue()
         self._queued: set[str] = set()  # sources in queued plans (not started yet)
         self.backfilled = 0
@@ -150,20 +155,35 @@ class ExtractionWorker:
         """The first half of :meth:`on_records`: parse, check and plan a batch (off the event loop, no store
         call). A runtime may plan the next batch while :meth:`write_planned` writes this one; batches must be
         written in the order they were planned."""
-        envs, dead = await asyncio.to_thread(split_messages, messages)  # parsing: off the event loop
-        if self.contract is not None:  # pushed records must fit their source's record schema (agents/record_check.py)
-            envs, rejected = await asyncio.to_thread(check_pushed, envs, self.contract)
-            dead += rejected
-        for d in dead:
-            metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
-        if not envs:
-            return Planned(None, dead)
-        self.last_batch = time.monotonic()
-        return Planned(await asyncio.to_thread(self.ingestor.prepare, envs, self.contract), dead)  # unlocked
+        release = self.turns.claim()  # a backfill's parts wait from here until it is written
+        try:
+            envs, dead = await asyncio.to_thread(split_messages, messages)  # parsing: off the event loop
+            if self.contract is not None:  # pushed records must fit their source's schema (agents/record_check.py)
+                envs, rejected = await asyncio.to_thread(check_pushed, envs, self.contract)
+                dead += rejected
+            for d in dead:
+                metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
+            if not envs:
+                release()
+                return Planned(None, dead)
+            self.last_batch = time.monotonic()
+            prepared = await asyncio.to_thread(self.ingestor.prepare, envs, self.contract)  # unlocked
+        except BaseException:
+            release()
+            raise
+        if not prepared.writes:  # only deferrals: written without the lock
+            release()
+            return Planned(prepared, dead)
+        planned = Planned(prepared, dead, release)
+        weakref.finalize(planned, release)  # dropped unwritten (a rebalance cut it): the claim ends with it
+        return planned
 
     async def write_planned(self, planned: Planned) -> IngestResult:
         """The second half of :meth:`on_records`: write a planned batch, defer what it could not cover."""
-        result = await self._apply(planned.prepared) if planned.prepared is not None else IngestResult()
+        try:
+            result = await self._apply(planned.prepared) if planned.prepared is not None else IngestResult()
+        finally:
+            planned.release()
         if planned.prepared is not None:
             self.last_batch = time.monotonic()
         result.dead = planned.dead + result.dead
@@ -295,6 +315,7 @@ class ExtractionWorker:
         async def planner() -> None:
             try:
                 async for batch in batches:
+                    await self.turns.after_new()  # new records plan first (the GIL and the cores are theirs)
                     await queue.put(await asyncio.to_thread(self._prepare_parts, batch, rekey))
             finally:
                 await queue.put(None)
@@ -304,6 +325,7 @@ class ExtractionWorker:
         try:
             while (parts := await queue.get()) is not None:
                 for part, prepared, is_rekey in parts:
+                    await self.turns.after_new()  # new batches planned or waiting go first
                     async with self._lock:
                         result = await asyncio.to_thread(self.ingestor.apply, prepared, rekey=is_rekey, replay=True)
                     for source in {e.source for e in part}:
