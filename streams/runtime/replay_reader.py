@@ -21,6 +21,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
+from esc.streams.runtime.gc_tuning import trim_malloc
+
 CONSUME_BATCH = 5000
 POLL_SECONDS = 0.5
 
@@ -94,6 +96,7 @@ def scan_values(
             yield out
     finally:
         consumer.close()
+        trim_malloc()  # the scan's buffers, freed: back to the system, or the next scan's peak stacks on them
 
 
 async def read_source_values(

@@ -25,3 +25,25 @@ def test_arenas_capped_on_glibc() -> None:
 def test_the_environment_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
     assert tune_malloc() is False
+
+
+TRIM_PROBE = """
+from esc.streams.runtime.gc_tuning import trim_malloc
+def rss():
+    return int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) // 1024
+keep = []
+held = [bytes(4000) + bytes([i % 256]) for i in range(50_000)]  # ~200 MB in glibc's heap (under mmap's threshold)
+for i in range(0, len(held), 100):
+    keep.append(held[i])  # a few stay alive, spread over the heap, as a worker's long-lived objects are
+del held
+before = rss()
+print(before, trim_malloc(), rss())
+"""
+
+
+def test_trim_gives_freed_heap_memory_back() -> None:
+    out = subprocess.run([sys.executable, "-c", TRIM_PROBE], capture_output=True, text=True, check=True,
+                         env={"PATH": "/usr/bin:/bin"})  # fmt: skip
+    before, trimmed, after = out.stdout.split()
+    assert int(before) > 150, out.stdout  # freed, yet held by the allocator
+    assert trimmed == "True" and int(after) < int(before) / 2, out.stdout
