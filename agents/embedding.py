@@ -64,8 +64,8 @@ def get_embedder(name: str | None = None) -> Embedder:
 
 def background_embedder(name: str | None = None) -> Embedder:
     """An embedder for background work (the vector writer): a model session of its own, loaded lazily by the first
-    batch, so onnxruntime's worker threads are created by the writer's low-priority thread and inherit its
-    priority (the shared session serves questions at normal priority); other kinds are the shared one."""
+    batch on the writer's thread, so that questions (the shared session) never wait behind the lane's batches;
+    other kinds are the shared one."""
     kind = (name or default_embedder_kind()).strip().lower()
     if kind == "minilm":
         minilm_files()

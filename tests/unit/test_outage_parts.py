@@ -231,7 +231,7 @@ def test_idle_work_that_fails_logs_one_line_until_it_works_again(caplog: pytest.
         if calls["n"] < 5:
             raise ConnectionError("nothing accepts connections at 127.0.0.1:7687")
 
-    writer = SimpleNamespace(drain_once=lambda: 0, outbox=SimpleNamespace(pending=lambda: 0))
+    writer = SimpleNamespace(drain_once=lambda _step: 0, outbox=SimpleNamespace(pending=lambda: 0))
 
     async def scenario() -> None:
         task = asyncio.create_task(run_writer(writer, lambda: False, idle_work))  # type: ignore[arg-type]

@@ -134,3 +134,42 @@ def test_big_puts_are_split_into_rows_and_drained_in_steps(tmp_path: Path) -> No
     assert box.pending() == n - 2 * ROW_TEXTS
     drain(writer)
     assert v.count(COLLECTION) == n and writer.written == n
+
+
+def test_while_the_graph_is_busy_the_lane_takes_one_row_a_step_and_pauses(tmp_path: Path) -> None:
+    """The lane runs at the process's priority; what keeps the graph's share is short steps and pauses while it is
+    busy, and larger steps (no pause) when it is idle."""
+    import asyncio
+
+    from esc.agents.vector_outbox import DRAIN_TEXTS, run_writer
+
+    box = VectorOutbox(tmp_path / "o.sqlite")
+    box.put_texts([text("S", str(i)) for i in range(ROW_TEXTS * 8)])
+    writer = VectorWriter(box, RecordingVectors(), HashingEmbedder(), COLLECTION)
+    steps: list[tuple[bool, int]] = []
+    state = {"busy": True}
+    drain = writer.drain_once
+
+    def recorded(max_texts: int) -> int:
+        before = box.pending()
+        applied = drain(max_texts)
+        steps.append((state["busy"], before - box.pending()))
+        return applied
+
+    writer.drain_once = recorded  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        task = asyncio.create_task(run_writer(writer, lambda: state["busy"]))
+        while len(steps) < 2:
+            await asyncio.sleep(0.01)
+        state["busy"] = False
+        while box.pending():
+            await asyncio.sleep(0.01)
+        task.cancel()
+
+    asyncio.run(scenario())
+    busy = [n for b, n in steps if b]
+    idle = [n for b, n in steps if not b]
+    assert busy and all(n == ROW_TEXTS for n in busy)
+    assert idle and max(idle) == DRAIN_TEXTS > ROW_TEXTS
+    assert DRAIN_TEXTS % ROW_TEXTS == 0
