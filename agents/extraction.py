@@ -175,7 +175,7 @@ class ExtractionWorker:
             release()
             return Planned(prepared, dead)
         planned = Planned(prepared, dead, release)
-        weakref.finalize(planned, release)  # dropped unwritten (a rebalance cut it): the claim ends with it
+        weakref.finalize(planned, release).atexit = False  # dropped unwritten (a rebalance cut it): claim ends
         return planned
 
     async def write_planned(self, planned: Planned) -> IngestResult:
