@@ -157,26 +157,28 @@ class ExtractionWorker:
         written in the order they were planned."""
         release = self.turns.claim()  # a backfill's parts wait from here until it is written
         try:
-            envs, dead = await asyncio.to_thread(split_messages, messages)  # parsing: off the event loop
-            if self.contract is not None:  # pushed records must fit their source's schema (agents/record_check.py)
-                envs, rejected = await asyncio.to_thread(check_pushed, envs, self.contract)
-                dead += rejected
-            for d in dead:
-                metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
-            if not envs:
-                release()
-                return Planned(None, dead)
-            self.last_batch = time.monotonic()
-            prepared = await asyncio.to_thread(self.ingestor.prepare, envs, self.contract)  # unlocked
+            planned = await self._plan(messages)
         except BaseException:
             release()
             raise
-        if not prepared.writes:  # only deferrals: written without the lock
+        if planned.prepared is None or not planned.prepared.writes:  # nothing for the writer (only deferrals)
             release()
-            return Planned(prepared, dead)
-        planned = Planned(prepared, dead, release)
+            return planned
+        planned.release = release
         weakref.finalize(planned, release).atexit = False  # dropped unwritten (a rebalance cut it): claim ends
         return planned
+
+    async def _plan(self, messages: Sequence[Message]) -> Planned:
+        envs, dead = await asyncio.to_thread(split_messages, messages)  # parsing: off the event loop
+        if self.contract is not None:  # pushed records must fit their source's record schema (agents/record_check.py)
+            envs, rejected = await asyncio.to_thread(check_pushed, envs, self.contract)
+            dead += rejected
+        for d in dead:
+            metrics.DLQ.labels(d.stage, metrics.dlq_reason_label(d.reason)).inc()
+        if not envs:
+            return Planned(None, dead)
+        self.last_batch = time.monotonic()
+        return Planned(await asyncio.to_thread(self.ingestor.prepare, envs, self.contract), dead)  # unlocked
 
     async def write_planned(self, planned: Planned) -> IngestResult:
         """The second half of :meth:`on_records`: write a planned batch, defer what it could not cover."""
