@@ -185,8 +185,9 @@ async def run_writer(
     """Drain the outbox forever: embed and upsert behind the graph on one thread. A store error is retried (with
     backoff) and nothing leaves the outbox before the store acknowledged it. While ``busy()`` (graph work waiting)
     it takes steps of one row and at most 1 / (1 + YIELD) of the time (10%), so that on a small machine embedding
-    does not slow the graph down; it catches up in larger steps when that is idle. ``when_idle`` runs on the same thread whenever the outbox
-    is empty and the graph is idle (the Faust worker links chunks to the entities they mention there)."""
+    does not slow the graph down; it catches up in larger steps when that is idle. ``when_idle`` runs on the same
+    thread whenever the outbox is empty and the graph is idle (the Faust worker links chunks to the entities they
+    mention there)."""
     import asyncio
 
     executor = background_executor()
