@@ -42,7 +42,7 @@ from esc.settings import Settings
 from esc.streams import ce_binding, topics
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
-from esc.streams.runtime import log_limits, rebalance_reread
+from esc.streams.runtime import log_limits, rebalance_reread, recovery_watch
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from esc.streams.runtime.deferred_table import SharedDeferred, worker_id
 from esc.streams.runtime.faust_drain import patch_faust_drain_in_place
@@ -56,6 +56,7 @@ from esc.streams.runtime.profile_pool import ProfilePool
 from esc.streams.runtime.readiness import hostport, readiness, watch_kafka, watch_tcp
 from esc.streams.runtime.replay_reader import read_source_values
 from esc.streams.runtime.seen_table import SharedSeen
+from esc.streams.runtime.source_offsets import SourceOffsets
 from esc.streams.runtime.step_watch import STUCK_SECONDS, WAITING_FOR_BATCH, StepWatch
 from esc.streams.runtime.stores import DEPENDENCIES, dependency, graph_store, query_service, vector_store
 from esc.streams.runtime.write_behind import WriteBehind
@@ -116,6 +117,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         table_cleanup_interval=3600,
     )
     rebalance_reread.install(app)  # a message a rebalance overtook is read again, never committed unread
+    recovery_watch.install(app)  # a table recovery that stopped receiving its changelogs is sought again
 
     def topic(spec: topics.TopicSpec) -> Any:
         return app.topic(
@@ -162,9 +164,14 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             outbox=outbox, reconciler=Reconciler(graph, state / "reconcile-members.sqlite"),
         )
 
+    offsets = SourceOffsets()  # where each source's records begin in the records partitions read here
+
     def replay(sources: set[str]) -> AsyncIterator[Sequence[bytes | RecordEnvelope]]:
         # librdkafka in a thread reads the topic and filters the keys (streams/runtime/replay_reader.py)
-        return read_source_values(settings.kafka_bootstrap, records_topic.get_topic_name(), sources, REPLAY_BATCH)
+        # from where this worker read the sources' records to begin, where it knows (streams/runtime/source_offsets.py)
+        return read_source_values(
+            settings.kafka_bootstrap, records_topic.get_topic_name(), sources, REPLAY_BATCH, offsets.snapshot(sources)
+        )
 
     runtime: dict[str, Any] = {}
 
@@ -279,6 +286,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         re-deliveries through the seen-index, extraction writes idempotently)."""
         async for batch in stream.take_events(PROFILE_BATCH, within=BATCH_WITHIN):
             events = list(batch)
+            offsets.observe(events)
             generation = seen.generation
             with seen.batch(events):  # cut by a stop or overlapped by a rebalance: read again, not committed
                 profiling = asyncio.ensure_future(profile_events(events))  # batches reach seen.gate in order

@@ -8,7 +8,8 @@ sets off one, came 0.55 s after their record instead of 0.15 s at SF 0.01. Here 
 the key filter runs in a worker thread, and the loop only receives the matching values, a batch at a time.
 
 The read stops at the end offsets taken when it starts (a bounded replay); partitions that compaction left with
-gaps end on librdkafka's end-of-partition event.
+gaps end on librdkafka's end-of-partition event. It starts where the worker knows the sources' records begin
+(``source_offsets.py``), else at each partition's start.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator, Generator, Mapping
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from esc.streams.runtime.gc_tuning import trim_malloc
+from esc.streams.runtime.source_offsets import scan_start
 
 CONSUME_BATCH = 5000
 POLL_SECONDS = 0.5
@@ -49,10 +51,16 @@ def _consumer(bootstrap: str) -> Any:
 
 
 def scan_values(
-    bootstrap: str, topic: str, sources: set[str], batch: int = CONSUME_BATCH
+    bootstrap: str,
+    topic: str,
+    sources: set[str],
+    batch: int = CONSUME_BATCH,
+    known: Mapping[int, tuple[int, int]] | None = None,
 ) -> Generator[list[bytes], None, None]:
     """Values of the records of ``sources`` (tombstones left out), every partition from its start to the end it
-    had when the scan began, in lists of at most ``batch``. Blocking: run it in a thread."""
+    had when the scan began, in lists of at most ``batch``. Blocking: run it in a thread. ``known``: where the
+    worker has read the sources' records begin (``SourceOffsets.snapshot``): partitions it covers are read from
+    there instead of their start."""
     prefixes = tuple(s.encode("utf-8") + b"\x1f" for s in sources)
     consumer = _consumer(bootstrap)
     try:
@@ -63,9 +71,10 @@ def scan_values(
         start: list[TopicPartition] = []
         for p in sorted(meta.partitions):
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=15)
-            if high > low:
+            at = scan_start(p, low, known)
+            if high > at:
                 ends[p] = high
-                start.append(TopicPartition(topic, p, low))
+                start.append(TopicPartition(topic, p, at))
         if not start:
             return
         consumer.assign(start)
@@ -100,10 +109,14 @@ def scan_values(
 
 
 async def read_source_values(
-    bootstrap: str, topic: str, sources: set[str], batch: int = CONSUME_BATCH
+    bootstrap: str,
+    topic: str,
+    sources: set[str],
+    batch: int = CONSUME_BATCH,
+    known: Mapping[int, tuple[int, int]] | None = None,
 ) -> AsyncIterator[list[bytes]]:
     """``scan_values`` from the event loop: each list is taken in a worker thread."""
-    it = scan_values(bootstrap, topic, sources, batch)
+    it = scan_values(bootstrap, topic, sources, batch, known)
     done = object()
 
     def step() -> Any:

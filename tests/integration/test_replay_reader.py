@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from types import SimpleNamespace
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from esc.streams.runtime.replay_reader import read_source_values, scan_values
+from esc.streams.runtime.source_offsets import SourceOffsets
 
 pytestmark = pytest.mark.integration
 
@@ -64,3 +66,31 @@ def test_records_written_after_the_replay_began_are_not_waited_for(kafka_bootstr
     _produce(kafka_bootstrap, topic, [(f"a\x1f{i}".encode(), b"new") for i in range(5, 9)])
     rest = [v for b in it for v in b]
     assert first + rest == [b"old"] * 5
+
+
+def test_a_replay_starts_where_the_worker_read_the_sources_records_to_begin(kafka_bootstrap: str) -> None:
+    """The index built from the offsets Kafka gave the records: the replay returns what a whole scan returns; and
+    it does read from the index's starts (told that ``b`` begins after its records, it finds none)."""
+    topic = _topic(kafka_bootstrap, partitions=2)
+    items: list[tuple[bytes, bytes | None]] = [(f"a\x1f{i}".encode(), f"a{i}".encode()) for i in range(30)]
+    items += [(f"b\x1f{i}".encode(), f"b{i}".encode()) for i in range(12)]
+    _produce(kafka_bootstrap, topic, items)
+
+    idx = SourceOffsets()
+    for p in range(2):  # what the records agent would see: every message of each partition, in order
+        consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": uuid.uuid4().hex})
+        _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=15)
+        consumer.assign([TopicPartition(topic, p, 0)])
+        msgs = []
+        while len(msgs) < high:
+            msgs += [m for m in consumer.consume(100, 1.0) if m.error() is None]
+        consumer.close()
+        idx.observe(SimpleNamespace(message=SimpleNamespace(partition=p, offset=m.offset(), key=m.key())) for m in msgs)
+    known = idx.snapshot({"b"})
+    assert any(start > 0 for _, start in known.values())  # some partition begins with a records
+
+    whole = sorted(v for b in scan_values(kafka_bootstrap, topic, {"b"}) for v in b)
+    assert whole == sorted(f"b{i}".encode() for i in range(12))
+    assert sorted(v for b in scan_values(kafka_bootstrap, topic, {"b"}, known=known) for v in b) == whole
+    past = {p: (0, idx.upto[p]) for p in known}  # a wrong index: b begins after the last record read
+    assert list(scan_values(kafka_bootstrap, topic, {"b"}, known=past)) == []

@@ -1,0 +1,148 @@
+"""A table recovery that stopped receiving its changelogs is sought again, and says what the consumer looked like
+(faust-streaming 0.15 with aiokafka 0.14).
+
+Seen twice in the two-worker test where one worker leaves in the middle of an ingest (stop 30, stop 32): the worker
+that stayed took all four partitions, its recovery of the ``seen-records`` table started reading the changelog
+partitions it had just gained, and not one of their messages ever reached it (Faust: "No event received for active
+tp ... since recovery start", for minutes), while its fetch loop kept polling. A recovery that does not end keeps
+the flow of every other topic stopped, so the worker stopped ingesting for good. Fetch requests kept going out (Faust
+logs it when they do not), so the partitions' changelog messages were fetched from a wrong position, or fetched and
+dropped, or the partitions were paused; which one it was is not known (not reproduced on this machine).
+
+Every one of those is undone by what recovery itself did at its start: seek the partition to where recovery is
+(its offset for the partition, as ``Recovery._seek_offsets`` does; a seek also resets the read offset the fetch
+loop drops older messages by) and resume it. So when recovery has run ``STALL_SECONDS`` and a partition it still
+needs has had no message for that long, the watch logs the consumer's state for that partition (aiokafka's
+position, paused flag and buffered records; Faust's read offset and active / paused sets; the flow) and does just
+that. Reading a changelog again from recovery's own offset is what recovery does anyway (events are applied by
+key, in order), so a seek that was not needed costs a re-read, nothing else. A new rebalance (flow stopped, or a
+recovery about to restart) is left alone: it seeks everything itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+STALL_SECONDS = 15.0
+"""How long recovery may go without a message of a partition it still needs before the partition is sought again
+(a healthy recovery here reads thousands of messages a second)."""
+CHECK_SECONDS = 5.0
+
+
+def stalled(
+    now: float,
+    started_at: float | None,
+    received_at: Mapping[Any, float],
+    remaining: Mapping[Any, int],
+    sought_at: Mapping[Any, float],
+    stall: float = STALL_SECONDS,
+) -> list[Any]:
+    """The partitions recovery still needs (``remaining`` > 0) that had no message for ``stall`` seconds since
+    recovery started, since their last message and since the watch last sought them (monotonic times)."""
+    if started_at is None or now - started_at < stall:
+        return []
+    out = []
+    for tp, left in remaining.items():
+        if left <= 0:
+            continue
+        last = max(received_at.get(tp, started_at), sought_at.get(tp, started_at), started_at)
+        if now - last >= stall:
+            out.append(tp)
+    return sorted(out, key=str)
+
+
+def resume_offsets(offsets: Mapping[Any, int | None], tps: list[Any]) -> dict[Any, int]:
+    """Where recovery reads each partition from: its offset (the last one it applied, read again as Faust's own
+    seek does), the start for -1 or none."""
+    return {tp: max(int(offsets.get(tp) or 0), 0) for tp in tps}
+
+
+def consumer_state(consumer: Any, tps: list[Any]) -> dict[str, Any]:
+    """What the consumer knows about ``tps``, for the log: best effort (private attributes, read from another
+    thread), never raises."""
+    state: dict[str, Any] = {"flow_active": getattr(consumer, "flow_active", None)}
+    try:
+        active = consumer._active_partitions or set()
+        paused = consumer._paused_partitions or set()
+        state["faust"] = {
+            str(tp): {"read_offset": consumer._read_offset.get(tp), "active": tp in active, "paused": tp in paused}
+            for tp in tps
+        }
+    except Exception as exc:  # diagnostics only
+        state["faust"] = repr(exc)
+    try:
+        kafka = consumer._thread._consumer
+        fetcher = kafka._fetcher
+        assignment = fetcher._subscriptions.subscription.assignment
+        rows = {}
+        for tp in tps:
+            st = assignment.state_value(tp) if assignment is not None else None
+            rows[str(tp)] = {
+                "position": getattr(st, "_position", None),
+                "paused": getattr(st, "paused", None),
+                "highwater": getattr(st, "highwater", None),
+                "buffered": tp in fetcher._records,
+            }
+        state["aiokafka"] = {"partitions": rows, "in_flight": sorted(map(str, fetcher._in_flight))}
+    except Exception as exc:  # diagnostics only
+        state["aiokafka"] = repr(exc)
+    return state
+
+
+async def unstick(app: Any, sought_at: dict[Any, float], now: float, stall: float = STALL_SECONDS) -> list[Any]:
+    """One check: seek and resume the partitions a running recovery waits for in vain. Returns them."""
+    recovery = app.tables.recovery
+    consumer = app.consumer
+    if not recovery.in_recovery or not consumer.flow_active or recovery.signal_recovery_start.is_set():
+        return []
+    tps = stalled(
+        now,
+        recovery._recovery_started_at,
+        recovery._active_events_received_at,
+        recovery.active_remaining(),
+        sought_at,
+        stall,
+    )
+    if not tps:
+        return []
+    offsets = resume_offsets(recovery.active_offsets, tps)
+    log.warning(
+        "table recovery has had no message of %s for %.0f s; seeking them again to %s and resuming them. "
+        "Consumer state: %s",
+        [str(tp) for tp in tps], stall, {str(tp): off for tp, off in offsets.items()}, consumer_state(consumer, tps),
+    )
+    await consumer.seek_wait(offsets)
+    consumer.resume_partitions(tps)
+    for tp in tps:
+        sought_at[tp] = now
+    return tps
+
+
+def install(app: Any, every: float = CHECK_SECONDS, stall: float = STALL_SECONDS) -> None:
+    """Watch ``app``'s recoveries from its first assignment on. Not an app task: Faust starts those only once the
+    first recovery has completed, so a task could not watch that one. The watch is one of the app's futures,
+    cancelled when it stops."""
+    started: list[Any] = []
+
+    async def on_assigned(sender: Any, *args: Any, **kwargs: Any) -> None:
+        if not started:
+            started.append(app.add_future(watch(app, every, stall)))
+
+    app.on_partitions_assigned.connect(on_assigned)  # held strongly (mode's default)
+
+
+async def watch(app: Any, every: float = CHECK_SECONDS, stall: float = STALL_SECONDS) -> None:
+    """Check a running recovery every ``every`` seconds."""
+    sought_at: dict[Any, float] = {}
+    while True:
+        await asyncio.sleep(every)
+        try:
+            await unstick(app, sought_at, time.monotonic(), stall)
+        except Exception:  # a check must never end the worker; the next one tries again
+            log.exception("table recovery watch failed")
