@@ -144,5 +144,5 @@ async def watch(app: Any, every: float = CHECK_SECONDS, stall: float = STALL_SEC
         await asyncio.sleep(every)
         try:
             await unstick(app, sought_at, time.monotonic(), stall)
-        except Exception:  # a check must never end the worker; the next one tries again
-            log.exception("table recovery watch failed")
+        except Exception as exc:  # a check must never end the worker (Kafka down: the seek times out); next one
+            log.warning("table recovery watch: the check failed (%r); trying again in %.0f s", exc, every)

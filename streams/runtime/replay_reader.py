@@ -8,8 +8,8 @@ sets off one, came 0.55 s after their record instead of 0.15 s at SF 0.01. Here 
 the key filter runs in a worker thread, and the loop only receives the matching values, a batch at a time.
 
 The read stops at the end offsets taken when it starts (a bounded replay); partitions that compaction left with
-gaps end on librdkafka's end-of-partition event. It starts where the worker knows the sources' records begin
-(``source_offsets.py``), else at each partition's start.
+gaps end on librdkafka's end-of-partition event. Where the worker knows in which stretches of a partition the
+sources' records are (``source_offsets.py``), only those are read.
 """
 
 from __future__ import annotations
@@ -17,13 +17,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Generator, Mapping
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from esc.streams.runtime.gc_tuning import trim_malloc
-from esc.streams.runtime.source_offsets import scan_start
+from esc.streams.runtime.source_offsets import Spans, scan_spans
 
 CONSUME_BATCH = 5000
 POLL_SECONDS = 0.5
@@ -55,12 +56,12 @@ def scan_values(
     topic: str,
     sources: set[str],
     batch: int = CONSUME_BATCH,
-    known: Mapping[int, tuple[int, int]] | None = None,
+    known: Mapping[int, tuple[int, Spans]] | None = None,
 ) -> Generator[list[bytes], None, None]:
     """Values of the records of ``sources`` (tombstones left out), every partition from its start to the end it
     had when the scan began, in lists of at most ``batch``. Blocking: run it in a thread. ``known``: where the
-    worker has read the sources' records begin (``SourceOffsets.snapshot``): partitions it covers are read from
-    there instead of their start."""
+    worker read the sources' records (``SourceOffsets.snapshot``): of the partitions it covers only those spans
+    are read (the consumer sought over the stretches between them)."""
     prefixes = tuple(s.encode("utf-8") + b"\x1f" for s in sources)
     consumer = _consumer(bootstrap)
     try:
@@ -68,13 +69,15 @@ def scan_values(
         if meta is None or meta.error is not None:
             return
         ends: dict[int, int] = {}
+        spans: dict[int, deque[tuple[int, int]]] = {}
         start: list[TopicPartition] = []
         for p in sorted(meta.partitions):
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=15)
-            at = scan_start(p, low, known)
-            if high > at:
-                ends[p] = high
-                start.append(TopicPartition(topic, p, at))
+            todo = scan_spans(p, low, high, known)
+            if todo:
+                ends[p] = todo[-1][1]
+                spans[p] = deque(todo)
+                start.append(TopicPartition(topic, p, todo[0][0]))
         if not start:
             return
         consumer.assign(start)
@@ -93,6 +96,8 @@ def scan_values(
                 if end is None or msg.offset() >= end:  # written after the scan began: not part of it
                     ends.pop(p, None)
                     continue
+                if not _in_span(consumer, topic, p, msg.offset(), spans[p]):
+                    continue
                 if msg.offset() == end - 1:
                     del ends[p]  # its last record (kept below)
                 key, value = msg.key(), msg.value()
@@ -108,12 +113,30 @@ def scan_values(
         trim_malloc()  # the scan's buffers, freed: back to the system, or the next scan's peak stacks on them
 
 
+def _in_span(consumer: Any, topic: str, p: int, offset: int, todo: deque[tuple[int, int]]) -> bool:
+    """Whether ``offset`` of partition ``p`` lies in the next span to read; past it, on to the span after it,
+    seeking over the stretch between them (a seek that does not take only means that stretch is read through)."""
+    moved = False
+    while len(todo) > 1 and offset >= todo[0][1]:
+        todo.popleft()
+        moved = True
+    a, b = todo[0]
+    if a <= offset < b:
+        return True
+    if moved and offset < a:
+        try:
+            consumer.seek(TopicPartition(topic, p, a))
+        except KafkaException:
+            pass
+    return False
+
+
 async def read_source_values(
     bootstrap: str,
     topic: str,
     sources: set[str],
     batch: int = CONSUME_BATCH,
-    known: Mapping[int, tuple[int, int]] | None = None,
+    known: Mapping[int, tuple[int, Spans]] | None = None,
 ) -> AsyncIterator[list[bytes]]:
     """``scan_values`` from the event loop: each list is taken in a worker thread."""
     it = scan_values(bootstrap, topic, sources, batch, known)

@@ -6,13 +6,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from esc.streams.runtime.replay_reader import read_source_values, scan_values
-from esc.streams.runtime.source_offsets import SourceOffsets
+from esc.streams.runtime.source_offsets import OPEN, SourceOffsets
 
 pytestmark = pytest.mark.integration
 
@@ -68,29 +69,31 @@ def test_records_written_after_the_replay_began_are_not_waited_for(kafka_bootstr
     assert first + rest == [b"old"] * 5
 
 
-def test_a_replay_starts_where_the_worker_read_the_sources_records_to_begin(kafka_bootstrap: str) -> None:
-    """The index built from the offsets Kafka gave the records: the replay returns what a whole scan returns; and
-    it does read from the index's starts (told that ``b`` begins after its records, it finds none)."""
-    topic = _topic(kafka_bootstrap, partitions=2)
-    items: list[tuple[bytes, bytes | None]] = [(f"a\x1f{i}".encode(), f"a{i}".encode()) for i in range(30)]
-    items += [(f"b\x1f{i}".encode(), f"b{i}".encode()) for i in range(12)]
+def test_a_replay_reads_the_spans_where_the_worker_saw_the_sources_records(kafka_bootstrap: str) -> None:
+    """The index built from the offsets Kafka gave the records (``b`` in two stretches far apart, ``a`` around
+    them): the replay returns what a whole scan returns, seeking over the stretch between; and it does read only
+    the spans (told that ``b``'s records lie elsewhere, it finds none of them)."""
+    topic = _topic(kafka_bootstrap, partitions=1)
+    items: list[tuple[bytes, bytes | None]] = [(f"a\x1f{i}".encode(), b"a") for i in range(100)]
+    items += [(f"b\x1f{i}".encode(), f"b{i}".encode()) for i in range(10)]
+    items += [(f"a\x1f{i}".encode(), b"a") for i in range(100, 9000)]
+    items += [(f"b\x1f{i}".encode(), f"b{i}".encode()) for i in range(10, 15)]
+    items += [(f"a\x1f{i}".encode(), b"a") for i in range(9000, 9050)]
     _produce(kafka_bootstrap, topic, items)
 
-    idx = SourceOffsets()
-    for p in range(2):  # what the records agent would see: every message of each partition, in order
-        consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": uuid.uuid4().hex})
-        _, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=15)
-        consumer.assign([TopicPartition(topic, p, 0)])
-        msgs = []
-        while len(msgs) < high:
-            msgs += [m for m in consumer.consume(100, 1.0) if m.error() is None]
-        consumer.close()
-        idx.observe(SimpleNamespace(message=SimpleNamespace(partition=p, offset=m.offset(), key=m.key())) for m in msgs)
+    idx = SourceOffsets(gap=1000)
+    consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": uuid.uuid4().hex})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    msgs: list[Any] = []
+    while len(msgs) < len(items):  # what the records agent would see: every message of the partition, in order
+        msgs += [m for m in consumer.consume(1000, 1.0) if m.error() is None]
+    consumer.close()
+    idx.observe(SimpleNamespace(message=SimpleNamespace(partition=0, offset=m.offset(), key=m.key())) for m in msgs)
     known = idx.snapshot({"b"})
-    assert any(start > 0 for _, start in known.values())  # some partition begins with a records
+    assert known[0][1][:2] == [(100, 110), (9010, 9015)]
 
-    whole = sorted(v for b in scan_values(kafka_bootstrap, topic, {"b"}) for v in b)
-    assert whole == sorted(f"b{i}".encode() for i in range(12))
-    assert sorted(v for b in scan_values(kafka_bootstrap, topic, {"b"}, known=known) for v in b) == whole
-    past = {p: (0, idx.upto[p]) for p in known}  # a wrong index: b begins after the last record read
-    assert list(scan_values(kafka_bootstrap, topic, {"b"}, known=past)) == []
+    want = sorted(f"b{i}".encode() for i in range(15))
+    assert sorted(v for b in scan_values(kafka_bootstrap, topic, {"b"}) for v in b) == want
+    assert sorted(v for b in scan_values(kafka_bootstrap, topic, {"b"}, batch=4, known=known) for v in b) == want
+    elsewhere = {0: (0, [(0, 100), (200, 300), (idx.upto[0], OPEN)])}
+    assert list(scan_values(kafka_bootstrap, topic, {"b"}, known=elsewhere)) == []

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
-from esc.streams.runtime.recovery_watch import consumer_state, resume_offsets, stalled, unstick
+from esc.streams.runtime.recovery_watch import consumer_state, resume_offsets, stalled, unstick, watch
 
 A, B, C = ("t-changelog", 0), ("t-changelog", 1), ("t-changelog", 2)
 
@@ -90,3 +91,30 @@ def test_the_state_report_never_raises() -> None:
     state = consumer_state(object(), [A])
     assert state["flow_active"] is None
     assert isinstance(state["faust"], str) and isinstance(state["aiokafka"], str)  # what went wrong, as text
+
+
+def test_a_failing_check_does_not_end_the_watch(caplog: pytest.LogCaptureFixture) -> None:
+    app = fake_app(started_at=time.monotonic() - 60)
+    calls = {"n": 0}
+    seek = app.consumer.seek_wait
+
+    async def flaky_seek(offsets: dict[Any, int]) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise TimeoutError("Kafka is down")
+        await seek(offsets)
+
+    app.consumer.seek_wait = flaky_seek
+
+    async def run() -> None:
+        task = asyncio.ensure_future(watch(app, every=0.01, stall=15))
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if app.consumer.sought:
+                break
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+    with caplog.at_level(logging.WARNING, logger="esc.streams.runtime.recovery_watch"):
+        asyncio.run(run())
+    assert "the check failed" in caplog.text and app.consumer.sought  # the next check sought A
