@@ -164,11 +164,11 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
             outbox=outbox, reconciler=Reconciler(graph, state / "reconcile-members.sqlite"),
         )
 
-    offsets = SourceOffsets()  # where each source's records begin in the records partitions read here
+    offsets = SourceOffsets()  # in which stretches of the records partitions read here each source's records are
 
     def replay(sources: set[str]) -> AsyncIterator[Sequence[bytes | RecordEnvelope]]:
         # librdkafka in a thread reads the topic and filters the keys (streams/runtime/replay_reader.py)
-        # from where this worker read the sources' records to begin, where it knows (streams/runtime/source_offsets.py)
+        # only the stretches where this worker read the sources' records, where it knows (source_offsets.py)
         return read_source_values(
             settings.kafka_bootstrap, records_topic.get_topic_name(), sources, REPLAY_BATCH, offsets.snapshot(sources)
         )
