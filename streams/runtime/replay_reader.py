@@ -24,7 +24,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from esc.streams.runtime.gc_tuning import trim_malloc
-from esc.streams.runtime.source_offsets import Spans, scan_spans
+from esc.streams.runtime.source_offsets import SEP, Spans, scan_spans
 
 CONSUME_BATCH = 5000
 POLL_SECONDS = 0.5
@@ -62,7 +62,7 @@ def scan_values(
     had when the scan began, in lists of at most ``batch``. Blocking: run it in a thread. ``known``: where the
     worker read the sources' records (``SourceOffsets.snapshot``): of the partitions it covers only those spans
     are read (the consumer sought over the stretches between them)."""
-    prefixes = tuple(s.encode("utf-8") + b"\x1f" for s in sources)
+    prefixes = tuple(s.encode("utf-8") + SEP for s in sources)
     consumer = _consumer(bootstrap)
     try:
         meta = consumer.list_topics(topic, timeout=15).topics.get(topic)

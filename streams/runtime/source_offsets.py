@@ -24,7 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-SEP = b"\x1f"  # between a record key's source and its id
+from esc.agents.extraction import KEY_SEP
+
+SEP = KEY_SEP.encode()  # between a record key's source and its id (bytes: split on the hot path undecoded)
 GAP = 5000
 """Offsets between two records of a source up to which they count as one span (reading a few thousand other
 records costs less than a seek and a new fetch)."""
@@ -80,8 +82,8 @@ class SourceOffsets:
         keys = [s.encode("utf-8") for s in sources]
         out = {}
         for p, frm in self.read_from.items():
-            runs = sorted((a, b) for k in keys if (per := self.spans.get(k)) is not None for a, b in per.get(p, ()))
-            out[p] = (frm, merge([*runs, (self.upto[p], OPEN)]))
+            runs = [(a, b) for k in keys if (per := self.spans.get(k)) is not None for a, b in per.get(p, ())]
+            out[p] = (frm, merge([*runs, (self.upto[p], OPEN)]))  # (merge sorts)
         return out
 
 
