@@ -117,7 +117,7 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         table_cleanup_interval=3600,
     )
     rebalance_reread.install(app)  # a message a rebalance overtook is read again, never committed unread
-    recovery_watch.install(app)  # a table recovery that stopped receiving its changelogs is sought again
+    recovery_watch.install(app)  # a recovery, or a source partition, that stopped receiving is sought again
 
     def topic(spec: topics.TopicSpec) -> Any:
         return app.topic(

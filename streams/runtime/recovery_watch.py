@@ -16,7 +16,8 @@ needs has had no message for that long, the watch logs the consumer's state for 
 position, paused flag and buffered records; Faust's read offset and active / paused sets; the flow) and does just
 that. Reading a changelog again from recovery's own offset is what recovery does anyway (events are applied by
 key, in order), so a seek that was not needed costs a re-read, nothing else. A new rebalance (flow stopped, or a
-recovery about to restart) is left alone: it seeks everything itself.
+recovery about to restart) is left alone: it seeks everything itself. The same loop runs ``stream_watch.py``'s
+check of the source partitions once a recovery is over (the same kind of stall, seen after one, stop 33).
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ import logging
 import time
 from collections.abc import Mapping
 from typing import Any
+
+from esc.streams.runtime.consumer_state import consumer_state
+from esc.streams.runtime.stream_watch import StreamWatch
 
 log = logging.getLogger(__name__)
 
@@ -63,38 +67,6 @@ def resume_offsets(offsets: Mapping[Any, int | None], tps: list[Any]) -> dict[An
     return {tp: max(int(offsets.get(tp) or 0), 0) for tp in tps}
 
 
-def consumer_state(consumer: Any, tps: list[Any]) -> dict[str, Any]:
-    """What the consumer knows about ``tps``, for the log: best effort (private attributes, read from another
-    thread), never raises."""
-    state: dict[str, Any] = {"flow_active": getattr(consumer, "flow_active", None)}
-    try:
-        active = consumer._active_partitions or set()
-        paused = consumer._paused_partitions or set()
-        state["faust"] = {
-            str(tp): {"read_offset": consumer._read_offset.get(tp), "active": tp in active, "paused": tp in paused}
-            for tp in tps
-        }
-    except Exception as exc:  # diagnostics only
-        state["faust"] = repr(exc)
-    try:
-        kafka = consumer._thread._consumer
-        fetcher = kafka._fetcher
-        assignment = fetcher._subscriptions.subscription.assignment
-        rows = {}
-        for tp in tps:
-            st = assignment.state_value(tp) if assignment is not None else None
-            rows[str(tp)] = {
-                "position": getattr(st, "_position", None),
-                "paused": getattr(st, "paused", None),
-                "highwater": getattr(st, "highwater", None),
-                "buffered": tp in fetcher._records,
-            }
-        state["aiokafka"] = {"partitions": rows, "in_flight": sorted(map(str, fetcher._in_flight))}
-    except Exception as exc:  # diagnostics only
-        state["aiokafka"] = repr(exc)
-    return state
-
-
 async def unstick(app: Any, sought_at: dict[Any, float], now: float, stall: float = STALL_SECONDS) -> list[Any]:
     """One check: seek and resume the partitions a running recovery waits for in vain. Returns them."""
     recovery = app.tables.recovery
@@ -124,25 +96,39 @@ async def unstick(app: Any, sought_at: dict[Any, float], now: float, stall: floa
     return tps
 
 
-def install(app: Any, every: float = CHECK_SECONDS, stall: float = STALL_SECONDS) -> None:
-    """Watch ``app``'s recoveries from its first assignment on. Not an app task: Faust starts those only once the
-    first recovery has completed, so a task could not watch that one. The watch is one of the app's futures,
-    cancelled when it stops."""
+def install(
+    app: Any, every: float = CHECK_SECONDS, stall: float = STALL_SECONDS, stream_stall: float | None = None
+) -> None:
+    """Watch ``app``'s recoveries and, between them, its source partitions (``stream_watch.py``; ``stream_stall``
+    None: its default) from its first assignment on. Not an app task: Faust starts those only once the first
+    recovery has completed, so a task could not watch that one. The watch is one of the app's futures, cancelled
+    when it stops."""
     started: list[Any] = []
+    streams = StreamWatch() if stream_stall is None else StreamWatch(stream_stall)
 
     async def on_assigned(sender: Any, *args: Any, **kwargs: Any) -> None:
         if not started:
-            started.append(app.add_future(watch(app, every, stall)))
+            started.append(app.add_future(watch(app, every, stall, streams)))
 
     app.on_partitions_assigned.connect(on_assigned)  # held strongly (mode's default)
 
 
-async def watch(app: Any, every: float = CHECK_SECONDS, stall: float = STALL_SECONDS) -> None:
-    """Check a running recovery every ``every`` seconds."""
+async def watch(
+    app: Any, every: float = CHECK_SECONDS, stall: float = STALL_SECONDS, streams: StreamWatch | None = None
+) -> None:
+    """Check a running recovery, and the source partitions once recovered (``streams``), every ``every``
+    seconds."""
     sought_at: dict[Any, float] = {}
     while True:
         await asyncio.sleep(every)
+        now = time.monotonic()
         try:
-            await unstick(app, sought_at, time.monotonic(), stall)
+            await unstick(app, sought_at, now, stall)
         except Exception as exc:  # a check must never end the worker (Kafka down: the seek times out); next one
             log.warning("table recovery watch: the check failed (%r); trying again in %.0f s", exc, every)
+        if streams is None:
+            continue
+        try:
+            await streams.check(app, now)
+        except Exception as exc:  # as above
+            log.warning("stream partition watch: the check failed (%r); trying again in %.0f s", exc, every)

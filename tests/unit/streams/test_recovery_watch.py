@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from esc.streams.runtime.recovery_watch import consumer_state, resume_offsets, stalled, unstick, watch
+from esc.streams.runtime.consumer_state import consumer_state
+from esc.streams.runtime.recovery_watch import resume_offsets, stalled, unstick, watch
 
 A, B, C = ("t-changelog", 0), ("t-changelog", 1), ("t-changelog", 2)
 
@@ -37,7 +38,9 @@ class FakeConsumer:
         self.resumed: list[list[Any]] = []
         self._active_partitions: set[Any] = set()
         self._paused_partitions = {A}
+        self._buffered_partitions: set[Any] = set()
         self._read_offset = {A: 1750}
+        self._committed_offset: dict[Any, int] = {}
 
     async def seek_wait(self, offsets: dict[Any, int]) -> None:
         self.sought.append(dict(offsets))
