@@ -33,7 +33,7 @@ app = faust.App(
     broker_heartbeat_interval=1,
     broker_max_poll_records=1,  # one message per fetch handed over: the sabotage comes before the rest
 )
-topic = app.topic(topic_name, partitions=1, key_type=bytes, value_type=bytes)
+topic = app.topic(topic_name, partitions=1, key_serializer="raw", value_serializer="raw")
 seen: set[int] = set()
 rebalance_reread.install(app)
 if float(stall) > 0:
