@@ -122,6 +122,9 @@ class FileWatcher(FileProfiles):
         self._batch: FileBatch | None = None  # files delivered together (batched)
         # The Faust worker's hook profiling a whole file before its records (streams/connectors/file_profiles.py)
         self.profile_file: ProfileFile | None = None
+        # ... and its hook sending the records of a file profiled whole from there (streams/runtime/file_sender.py):
+        # the keys sent (all delivered), or None when the file must be read record by record
+        self.send_profiled: Callable[[SourceFile, str], Awaitable[list[str] | None]] | None = None
         self._profiled: dict[str, str] = {}
         self._profiled_path = state_dir / "connector" / "profiled.json"
 
@@ -325,6 +328,10 @@ class FileWatcher(FileProfiles):
             await self._complete(SourceComplete.for_file(sf.rel, done[1], digest, scan, done[2]))
             return done[0]
         profiled = self.was_profiled(sf.rel, digest)  # its profile and completion went out in the first pass
+        if profiled and not corpus and self.send_profiled is not None:
+            sent = await self.send_profiled(sf, digest)
+            if sent is not None:
+                return sent
         items: Iterator[Record | Rejected] = read(sf, max_fields=self.max_fields)
         keys: list[str] = []
         counts: Counter[str] = Counter()

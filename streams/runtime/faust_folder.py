@@ -70,8 +70,21 @@ def folder_task(
         await (await profiles.send(key=sf.source.encode(), value=profile_update(got.delta)))
         return got.delta.records, got.conflicts
 
+    async def send_profiled(sf: SourceFile, digest: str) -> list[str] | None:
+        """Send a profiled file's records from the profiling child (file_sender.py), the worker's interpreter left
+        to consuming and planning; None: the connector reads the file record by record."""
+        assert profiler is not None  # (hooked only with one)
+        await producer.flush()  # what this process sent before (a retraction, an earlier file) goes first
+        got = await profiler.send_file(sf, digest, settings.kafka_bootstrap, records, watcher.max_fields)
+        if isinstance(got, str):
+            log.info("%s: records sent record by record (%s)", sf.rel, got)
+            return None
+        metrics.RECORDS_PRODUCED.labels(metrics.source_label(sf.source)).inc(len(got))
+        return [k.decode("utf-8") for k in got]
+
     if profiler is not None:
         watcher.profile_file = profile_file
+        watcher.send_profiled = send_profiled
 
     async def watch() -> None:
         try:

@@ -5,7 +5,8 @@ one process it competes for the GIL with parsing, planning and the Kafka client,
 of two while the rest idled. Here the batch's record values go to one spawned child (``profile_messages`` is a
 pure function of them), and the deltas come back; the parent only picks the records to profile (the seen-index)
 and publishes. Whole CSV/TSV files are read and profiled there too (``profile_file``). If the child dies, the pool
-is rebuilt and that batch (or file) is profiled in a thread instead.
+is rebuilt and that batch (or file) is profiled in a thread instead. The records of a file profiled whole are sent
+from there too (``send_file``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from esc.agents.pipeline import profile_messages
 from esc.agents.profiler import ProfileDelta
 from esc.streams.readers import SourceFile
 from esc.streams.runtime.child_process import die_with_parent
+from esc.streams.runtime.file_sender import send_file
 from esc.streams.runtime.gc_tuning import tune_gc
 
 log = logging.getLogger(__name__)
@@ -78,6 +80,21 @@ class ProfilePool:
         if not isinstance(got, str):
             metrics.PROFILE_UPDATES.labels(metrics.source_label(sf.source)).inc()
         return got
+
+    async def send_file(
+        self, sf: SourceFile, digest: str, bootstrap: str, topic: str, max_fields: int | None
+    ) -> list[bytes] | str:
+        """Send a profiled CSV/TSV file's records from the child (``file_sender.py``): their keys once Kafka has
+        them all, or why not (the caller then reads the file record by record)."""
+        args = (sf, digest, bootstrap, topic, max_fields)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor(), send_file, *args)
+        except BrokenProcessPool:
+            log.warning("profiling process died while sending %s; restarting it", sf.rel)
+            self.close()
+            return "the profiling process died"
+        except Exception as exc:  # a delivery failure: the record path sends the file again
+            return f"sending from the profiling process failed: {exc!r}"
 
     def close(self) -> None:
         if self._pool is not None:

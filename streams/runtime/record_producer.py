@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, Producer
@@ -70,9 +71,30 @@ class RecordProducer:
         if self._sent % POLL_EVERY == 0:
             self._producer.poll(0)
 
+    def send_all(
+        self, topic: str, messages: Iterable[tuple[bytes, bytes]], headers: list[tuple[str, str | bytes | None]]
+    ) -> list[bytes]:
+        """Queue every message (blocking while librdkafka's queue is full) and wait until all are delivered
+        (raising as ``flush`` does): for a process with no event loop (the profiling child). Returns the keys."""
+        keys = []
+        for key, value in messages:
+            while True:
+                try:
+                    self._producer.produce(topic, value=value, key=key, headers=headers, on_delivery=self._report)
+                    break
+                except BufferError:
+                    self._producer.poll(FULL_WAIT_SECONDS)
+            keys.append(key)
+            if len(keys) % POLL_EVERY == 0:
+                self._producer.poll(0)
+        self._raise_undelivered(self._producer.flush(FLUSH_TIMEOUT_SECONDS), FLUSH_TIMEOUT_SECONDS)
+        return keys
+
     async def flush(self, timeout: float = FLUSH_TIMEOUT_SECONDS) -> None:
         """Wait until every message sent so far is delivered; raise if one was not (or the wait timed out)."""
-        left = await asyncio.to_thread(self._producer.flush, timeout)
+        self._raise_undelivered(await asyncio.to_thread(self._producer.flush, timeout), timeout)
+
+    def _raise_undelivered(self, left: int, timeout: float) -> None:
         with self._lock:
             failed, self._failed = self._failed, []
         if failed:

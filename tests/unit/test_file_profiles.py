@@ -137,3 +137,27 @@ def test_a_whole_file_profile_is_the_record_paths_profile(tmp_path: Path) -> Non
     assert not isinstance(got, str)
     assert got.delta.profile == want.profile
     assert got.delta.meta == want.meta and got.delta.records == want.records == 300
+
+
+def test_a_profiled_files_records_go_through_the_runtimes_sender_and_a_refusal_falls_back(tmp_path: Path) -> None:
+    """The Faust worker sends a profiled file's records from its profiling child (``send_profiled``): the
+    connector then emits none of them itself and records the keys the sender returns; when the sender gives
+    up (None), the file goes record by record as before. No completion is sent twice either way."""
+    data, state = _drop(tmp_path, **{"orders.csv": ORDERS, "customers.csv": CUSTOMERS})
+    rec = Recorder(data, state)
+    sent: dict[str, list[str]] = {}
+
+    async def send_profiled(sf: SourceFile, digest: str) -> list[str] | None:
+        if sf.source == "customers":
+            return None  # e.g. the child died: record by record
+        keys = [f"{sf.source}\x1f{sf.rel}:row={i + 1}:line={i + 2}" for i in range(300)]
+        sent[sf.rel] = keys
+        return keys
+
+    rec.watcher.send_profiled = send_profiled
+    asyncio.run(rec.watcher.scan_once())
+    assert list(sent) == ["orders.csv"]
+    assert {m.source for m in rec.records()} == {"customers"} and len(rec.records()) == 7
+    completions = sorted((c.source, c.records) for k, c in rec.sent if k == "complete")
+    assert completions == [("customers", 7), ("orders", 300)]
+    assert rec.watcher._load_keys("orders.csv") == sent["orders.csv"]  # what a later deletion retracts
