@@ -20,19 +20,19 @@ from esc.streams.readers import SourceFile
 from esc.streams.readers.csv_table import read_csv_table
 from esc.streams.runtime.record_producer import RecordProducer
 
-_producers: dict[str, RecordProducer] = {}  # one per broker, kept for the child's life
-
 
 def send_file(sf: SourceFile, digest: str, bootstrap: str, topic: str, max_fields: int | None) -> list[bytes] | str:
     """Send every record of the file to ``topic`` and wait until Kafka has them all: their keys in order, or why
     the columnar reader declines the file (nothing was sent; the caller reads it record by record). A delivery
-    failure raises (the caller reads the file record by record; keys sent twice are written idempotently)."""
+    failure raises (the caller reads the file record by record; keys sent twice are written idempotently). The
+    producer lives for one file: an idle one would log a failed connection every second of a Kafka outage."""
     got = read_csv_table(sf, max_fields=max_fields)
     if isinstance(got, str):
         return got
-    producer = _producers.get(bootstrap)
-    if producer is None:
-        producer = _producers[bootstrap] = RecordProducer(bootstrap)
-    now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
-    messages = csv_envelopes(sf.source, sf.rel, sf.format, digest, got.table, now)
-    return producer.send_all(topic, messages, [(PROFILED_HEADER, PROFILED_VALUE)])
+    producer = RecordProducer(bootstrap)
+    try:
+        now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
+        messages = csv_envelopes(sf.source, sf.rel, sf.format, digest, got.table, now)
+        return producer.send_all(topic, messages, [(PROFILED_HEADER, PROFILED_VALUE)])
+    finally:
+        producer.close()

@@ -24,6 +24,7 @@ from esc.agents.file_profile import FileProfile, profile_file
 from esc.agents.pipeline import profile_messages
 from esc.agents.profiler import ProfileDelta
 from esc.streams.readers import SourceFile
+from esc.streams.runtime import log_limits
 from esc.streams.runtime.child_process import die_with_parent
 from esc.streams.runtime.file_sender import send_file
 from esc.streams.runtime.gc_tuning import tune_gc
@@ -34,6 +35,12 @@ log = logging.getLogger(__name__)
 def _start_child(parent_pid: int) -> None:
     die_with_parent(parent_pid)  # a SIGKILLed worker leaves no profiling child behind
     tune_gc()
+    # the child's own lines (its Kafka producer's, during an outage) to stderr, bounded like the worker's
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("[%(asctime)s] [%(process)d] [%(levelname)s] %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.WARNING)
+    log_limits.install()
 
 
 class ProfilePool:
