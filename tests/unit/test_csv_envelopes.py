@@ -50,7 +50,7 @@ def test_most_test_files_are_taken_whole() -> None:
 
 @pytest.mark.parametrize("path", TAKEN, ids=lambda p: p.relative_to(DATA).as_posix())
 def test_the_messages_built_from_columns_are_the_record_paths(path: Path) -> None:
-    both = _both(path, path.parent)
+    both = _both(path, DATA)  # named by its path under the folder, as the drop folder names files in directories
     assert both is not None
     ours, theirs = both
     assert [k for k, _ in ours] == [k for k, _ in theirs]
