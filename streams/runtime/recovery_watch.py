@@ -130,5 +130,5 @@ async def watch(
             continue
         try:
             await streams.check(app, now)
-        except Exception as exc:  # as above
+        except Exception as exc:  # a check must never end the worker (Kafka down: the end offsets time out)
             log.warning("stream partition watch: the check failed (%r); trying again in %.0f s", exc, every)
