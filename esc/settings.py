@@ -75,6 +75,7 @@ class Settings(BaseSettings):
     embed_model_path: str = ""
     embed_tokenizer_path: str = ""
     columnar: bool = Field(default=True, description="CSV/TSV files read as whole Arrow tables (embedded ingest; the worker's profiles)")
+    child_send: bool = Field(default=False, description="the Faust worker's profiling child sends a profiled CSV/TSV file's records itself (off: a Kafka outage during a send stalled it once)")
     max_fields: int = Field(
         default=MAX_FIELDS_PER_SOURCE, ge=1, description="fields per source; later names go to the _overflow map"
     )

@@ -84,7 +84,8 @@ def folder_task(
 
     if profiler is not None:
         watcher.profile_file = profile_file
-        watcher.send_profiled = send_profiled
+        if settings.child_send:  # off by default: see README (ESC_CHILD_SEND)
+            watcher.send_profiled = send_profiled
 
     async def watch() -> None:
         try:
