@@ -21,13 +21,14 @@ from esc.contract.labels import record_label, source_label
 from esc.streams.events import record_key
 
 
-def _fragments(name: str, col: list[str | None]) -> list[str]:
+def payload_fragments(name: str, col: list[str | None], separators: tuple[str, str] = (",", ":")) -> list[str]:
+    """Each cell's ``"name":value`` JSON fragment, each distinct cell serialized once."""
     memo: dict[str | None, str] = {}
     out = []
     for v in col:
         frag = memo.get(v)
         if frag is None:
-            frag = memo[v] = json.dumps({name: v}, ensure_ascii=False, separators=(",", ":"))[1:-1]
+            frag = memo[v] = json.dumps({name: v}, ensure_ascii=False, separators=separators)[1:-1]
         out.append(frag)
     return out
 
@@ -43,7 +44,7 @@ def csv_envelopes(
     envelope serializes its timestamp)."""
     src = source_label(source)
     names = table.schema.names
-    frags = [_fragments(c, table.column(c).to_pylist()) for c in names]
+    frags = [payload_fragments(c, table.column(c).to_pylist()) for c in names]
     head = '{"source":' + _json(src) + ',"record_id":'
     mid = ',"event_time":"' + event_time + '","format":' + _json(fmt) + ',"location":{"file":' + _json(rel) + ',"row":'
     tail = '},"parent":null,"file_hash":' + _json(digest) + ',"deleted":false}'

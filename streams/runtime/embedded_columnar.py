@@ -50,6 +50,7 @@ from esc.contract.model import Contract
 from esc.contract.records import Location
 from esc.contract.semantic import is_text
 from esc.settings import load
+from esc.streams.csv_envelopes import payload_fragments
 from esc.streams.events import RecordEnvelope, record_key
 from esc.streams.readers import SourceFile
 from esc.streams.readers.csv_table import read_csv_table
@@ -81,17 +82,6 @@ def _worth_a_vector(name: str, value: str | None, long: set[str]) -> bool:
     if not value or not value.strip():
         return False
     return is_text(value) or (name in long and len(value) >= LONG_TEXT_CHARS)
-
-
-def _payload_fragments(name: str, col: list[str | None]) -> list[str]:
-    memo: dict[str | None, str] = {}
-    out = []
-    for v in col:
-        frag = memo.get(v)
-        if frag is None:
-            frag = memo[v] = json.dumps({name: v}, ensure_ascii=False)[1:-1]
-        out.append(frag)
-    return out
 
 
 def columnar_lane(runtime: InProcessRuntime) -> ColumnarLane | None:
@@ -149,7 +139,7 @@ class ColumnarLane:
         cols = [table.column(c).to_pylist() for c in names]
         log_ = self.rt.log
         # the envelopes the record path would log, from one JSON fragment per (column, distinct cell)
-        frags = [_payload_fragments(c, col) for c, col in zip(names, cols, strict=True)]
+        frags = [payload_fragments(c, col, (", ", ": ")) for c, col in zip(names, cols, strict=True)]
         head = '{"source": ' + json.dumps(sf.source, ensure_ascii=False) + ', "record_id": '
         mid = ', "event_time": "' + now + '", "format": ' + json.dumps(sf.format) + ', "location": {"file": '
         mid += json.dumps(sf.rel, ensure_ascii=False) + ', "row": '
