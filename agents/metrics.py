@@ -81,6 +81,11 @@ DEFERRED = Counter(
     ["source"],
     registry=REGISTRY,
 )
+NEO4J_DEADLOCKS = Counter(
+    "esc_neo4j_deadlock_retries",
+    "Graph write transactions retried after Neo4j aborted them to end a deadlock between concurrent lanes",
+    registry=REGISTRY,
+)
 RETRACTED = Counter("esc_records_retracted", "Source records retracted (deleted files)", registry=REGISTRY)
 BACKFILL_PENDING = Gauge(
     "esc_backfill_pending_records",

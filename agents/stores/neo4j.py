@@ -12,15 +12,18 @@ contract's labels; only this adapter sees the stored ones.
 from __future__ import annotations
 
 import hashlib
+import random
+import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from esc.agents import metrics
 from esc.agents.query.plan import PlanRow, QueryPlan
 from esc.agents.stores.base import GraphStore
 from esc.agents.stores.cypher import ident, to_properties
 from esc.agents.stores.neo4j_chunks import Neo4jChunks
-from esc.agents.stores.neo4j_lanes import run_lanes
+from esc.agents.stores.neo4j_lanes import run_lanes, split_rows
 from esc.agents.stores.neo4j_statements import (
     DERIVED_FROM,
     FIRST_ROWS,
@@ -44,6 +47,8 @@ DEFAULT_APP_ID = "esc"
 WRITE_BATCH = 5000
 """Rows per ``UNWIND`` transaction: a backfill hands over a whole deferred source at once, and one transaction of
 100k+ MERGEs exceeds Neo4j's transaction memory pool (``dbms.memory.transaction.total.max``)."""
+DEADLOCK_RETRIES = 5
+"""Immediate retries of a lane's transaction that Neo4j aborted to end a deadlock (then the caller's backoff)."""
 
 
 def label_namespace(app_id: str) -> str:
@@ -145,8 +150,8 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
                 continue
             stored = [(out, rtype, self.namespace + other, ok) for out, rtype, other, ok in sigs]
             query = entity_query(self.namespace + label, key_names, stored, self.namespace + SOURCE_RECORD)
-            if sigs:  # statements with folded edges touch other labels' nodes: alone, after the lanes
-                alone.append(lambda q=query, rows=params: self._write_rows(q, rows))  # type: ignore[misc]
+            if sigs:  # statements with folded edges touch other labels' nodes: after the lanes, one at a time
+                alone.append(lambda q=query, rows=params, k=len(sigs): self._write_split(q, rows, k))  # type: ignore[misc]
             else:
                 jobs.append(lambda q=query, rows=params: self._write_rows(q, rows))  # type: ignore[misc]
                 touches.append({label, *(("sid", row["sid"]) for row in params)})
@@ -214,6 +219,39 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
     def _write_rows(self, query: str, rows: list[dict[str, Any]]) -> None:
         for part in chunks(rows):
             self._exec(query, rows=part)
+
+    def _write_split(self, query: str, rows: list[dict[str, Any]], folded: int) -> None:
+        """A statement with folded edges, its rows in lanes written concurrently (``split_rows``): the server's
+        two cores instead of one (a statement runs on one thread). A deadlock between the lanes aborts one
+        transaction; it is retried at once (``_exec_lane``), not after the driver's and the store's backoff."""
+        lanes_ = split_rows(rows, folded)
+        if len(lanes_) == 1:
+            self._write_rows(query, rows)
+            return
+
+        def lane(part: list[dict[str, Any]]) -> None:
+            for piece in chunks(part):
+                self._exec_lane(query, piece)
+
+        run_lanes([lambda p=part: lane(p) for part in lanes_], [{i} for i in range(len(lanes_))])  # type: ignore[misc]
+
+    def _exec_lane(self, query: str, rows: list[dict[str, Any]]) -> None:
+        """One transaction of a lane; retried right away (a few times, with a short random pause) when the server
+        chose it as a deadlock's victim. Any other error, or a deadlock that keeps coming, goes to the caller."""
+        for attempt in range(DEADLOCK_RETRIES + 1):
+            sent = list(rows)  # the driver keeps the parameters in a cycle: cleared below (see ``_exec``)
+            try:
+                with self._driver.session(database=self._database) as session, session.begin_transaction() as tx:
+                    tx.run(query, rows=sent).consume()
+                    tx.commit()
+                return
+            except neo4j.exceptions.TransientError as exc:
+                if "DeadlockDetected" not in (exc.code or "") or attempt == DEADLOCK_RETRIES:
+                    raise
+                metrics.NEO4J_DEADLOCKS.inc()
+                time.sleep(random.uniform(0.005, 0.05) * (attempt + 1))
+            finally:
+                sent.clear()
 
     def upsert_edges(self, rows: Sequence[EdgeWrite]) -> int:
         """MERGE edges; an endpoint not seen yet (a target, or a nested child's parent written by another batch)
