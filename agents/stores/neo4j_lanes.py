@@ -139,8 +139,8 @@ def split_rows(rows: list[dict[str, Any]], folded: int, parts: int = WRITERS,
     if n < min_rows or parts <= 1:
         return [rows]
     base: list[list[Hashable]] = [[_frozen(r["key"]) for r in rows], [r["sid"] for r in rows]]
-    kinds = [[_frozen(r["e"][j]) for r in rows] for j in range(folded)]
-    kinds.sort(key=lambda vals: len(set(vals)))
+    kinds = [vals for vals in ([_frozen(r["e"][j]) for r in rows] for j in range(folded)) if any(v is not None for v in vals)]
+    kinds.sort(key=lambda vals: len(set(vals) - {None}))  # densest first: fewest distinct ends
     links = base
     roots, largest = _components(n, links)
     for vals in kinds:

@@ -118,6 +118,8 @@ def test_split_rows_gives_one_lane_when_a_split_does_not_pay_or_cannot_be_kept_a
     assert split_rows(one_end, folded=2) == [one_end]  # the ends are too few to keep apart: both lanes would wait
     two_ends = [{"key": [i], "sid": str(i), "e": [[i], [i % 3 == 0]]} for i in range(2000)]  # a 2-valued kind
     assert split_rows(two_ends, folded=2) == [two_ends]
+    unused_kind = [{**r, "e": [None, *r["e"]]} for r in one_end]  # a kind no row has does not count as kept apart
+    assert split_rows(unused_kind, folded=3) == [unused_kind]
     same_node = [{"key": [0], "sid": str(i), "e": [None, None]} for i in range(2000)]  # one node written 2000 times
     assert split_rows(same_node, folded=2) == [same_node]
 
