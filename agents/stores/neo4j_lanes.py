@@ -23,7 +23,8 @@ line items after their targets, the same-graph statement, 5,000 rows a batch: 3,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar, cast
 
@@ -36,10 +37,10 @@ lane, 31.7-33.1 s with 2 (quiet machine, clean schema)."""
 T = TypeVar("T")
 
 
-def lanes(touches: Sequence[set[Hashable]]) -> list[list[int]]:
-    """Indices of statements grouped so that no two lanes share anything a statement ``touches`` (labels,
-    SourceRecord ids); each lane in the statements' order, lanes in the order of their first statement."""
-    parent = list(range(len(touches)))
+def _roots(n: int, shared: Iterable[tuple[int, Hashable]]) -> list[int]:
+    """Each of ``n`` items' group (its smallest member) when items sharing a thing are grouped: ``shared`` holds
+    ``(item, thing)`` pairs."""
+    parent = list(range(n))
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -48,16 +49,21 @@ def lanes(touches: Sequence[set[Hashable]]) -> list[list[int]]:
         return i
 
     owner: dict[Hashable, int] = {}
-    for i, things in enumerate(touches):
-        for thing in things:
-            j = owner.setdefault(thing, i)
-            if j != i:
-                a, b = root(i), root(j)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
+    for i, thing in shared:
+        j = owner.setdefault(thing, i)
+        if j != i:
+            a, b = root(i), root(j)
+            if a != b:
+                parent[max(a, b)] = min(a, b)
+    return [root(i) for i in range(n)]
+
+
+def lanes(touches: Sequence[set[Hashable]]) -> list[list[int]]:
+    """Indices of statements grouped so that no two lanes share anything a statement ``touches`` (labels,
+    SourceRecord ids); each lane in the statements' order, lanes in the order of their first statement."""
     out: dict[int, list[int]] = {}
-    for i in range(len(touches)):
-        out.setdefault(root(i), []).append(i)
+    for i, r in enumerate(_roots(len(touches), ((i, t) for i, things in enumerate(touches) for t in things))):
+        out.setdefault(r, []).append(i)
     return list(out.values())
 
 
@@ -91,32 +97,11 @@ SPLIT_MAX_SHARE = 0.6
 """A split is kept only if no lane would hold more than this share of the rows (else one transaction)."""
 
 
-def _components(n: int, links: Sequence[Sequence[Hashable]]) -> tuple[list[int], int]:
-    """Union of rows ``0..n-1`` that share a value in any of ``links`` (one sequence of values per kind, a value per
-    row, ``None`` for none): each row's component root, and the largest component's size."""
-    parent = list(range(n))
-
-    def root(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for values in links:
-        first: dict[Hashable, int] = {}
-        for i, v in enumerate(values):
-            if v is None:
-                continue
-            j = first.setdefault(v, i)
-            if j != i:
-                a, b = root(i), root(j)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
-    roots = [root(i) for i in range(n)]
-    sizes: dict[int, int] = {}
-    for r in roots:
-        sizes[r] = sizes.get(r, 0) + 1
-    return roots, max(sizes.values(), default=0)
+def _components(n: int, links: Sequence[Sequence[Hashable]]) -> tuple[list[int], Counter[int]]:
+    """Rows ``0..n-1`` grouped by a shared value in any of ``links`` (one sequence of values per kind, a value per
+    row, ``None`` for none): each row's group, and the groups' sizes."""
+    roots = _roots(n, ((i, (k, v)) for k, values in enumerate(links) for i, v in enumerate(values) if v is not None))
+    return roots, Counter(roots)
 
 
 def _frozen(v: object) -> Hashable:
@@ -142,17 +127,14 @@ def split_rows(rows: list[dict[str, Any]], folded: int, parts: int = WRITERS,
     kinds = [vals for vals in ([_frozen(r["e"][j]) for r in rows] for j in range(folded)) if any(v is not None for v in vals)]
     kinds.sort(key=lambda vals: len(set(vals) - {None}))  # densest first: fewest distinct ends
     links = base
-    roots, largest = _components(n, links)
+    roots, sizes = _components(n, links)
     for vals in kinds:
-        trial_roots, trial_largest = _components(n, [*links, vals])
-        if trial_largest > SPLIT_MAX_SHARE * n:
+        trial = _components(n, [*links, vals])
+        if max(trial[1].values()) > SPLIT_MAX_SHARE * n:
             break
-        links, roots, largest = [*links, vals], trial_roots, trial_largest
-    if largest > SPLIT_MAX_SHARE * n or (kinds and len(links) == len(base)):
+        links, (roots, sizes) = [*links, vals], trial
+    if max(sizes.values()) > SPLIT_MAX_SHARE * n or (kinds and len(links) == len(base)):
         return [rows]  # lanes would share the nodes locked most often (the densest kind's ends): no gain
-    sizes: dict[int, int] = {}
-    for r in roots:
-        sizes[r] = sizes.get(r, 0) + 1
     lane_of: dict[int, int] = {}
     load = [0] * parts
     for r in sorted(sizes, key=lambda r: -sizes[r]):  # largest first onto the lightest lane
