@@ -4,6 +4,7 @@ asked sources, tombstones left out, every partition to the end it had when the r
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
 from types import SimpleNamespace
 from typing import Any
@@ -12,7 +13,12 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from esc.streams.runtime.replay_reader import read_source_values, scan_values
+from esc.streams.runtime.replay_reader import (
+    FETCH_BYTES,
+    PARTITION_FETCH_BYTES,
+    read_source_values,
+    scan_values,
+)
 from esc.streams.runtime.source_offsets import OPEN, SourceOffsets
 
 pytestmark = pytest.mark.integration
@@ -97,3 +103,21 @@ def test_a_replay_reads_the_spans_where_the_worker_saw_the_sources_records(kafka
     assert sorted(v for b in scan_values(kafka_bootstrap, topic, {"b"}, batch=4, known=known) for v in b) == want
     elsewhere = {0: (0, [(0, 100), (200, 300), (idx.upto[0], OPEN)])}
     assert list(scan_values(kafka_bootstrap, topic, {"b"}, known=elsewhere)) == []
+
+
+def test_a_record_larger_than_the_fetch_sizes_is_replayed(kafka_bootstrap: str) -> None:
+    """The replay's fetches are small (1 MB a partition, 8 MB a fetch) to bound its memory; a record larger than
+    both (the broker allows 32 MB) still comes back whole, with the small records around it."""
+    topic = _topic(kafka_bootstrap, partitions=1)
+    big = os.urandom(PARTITION_FETCH_BYTES * 3)  # incompressible
+    huge = os.urandom(FETCH_BYTES + PARTITION_FETCH_BYTES)
+    prod = Producer({"bootstrap.servers": kafka_bootstrap, "message.max.bytes": 32 << 20})
+    prod.produce(topic, key=b"a\x1f0", value=b"small0")
+    prod.produce(topic, key=b"a\x1f1", value=big)
+    prod.produce(topic, key=b"b\x1f1", value=b"other")
+    prod.produce(topic, key=b"a\x1f2", value=huge)
+    prod.produce(topic, key=b"a\x1f3", value=b"small3")
+    assert prod.flush(60) == 0
+    got = [v for b in scan_values(kafka_bootstrap, topic, {"a"}) for v in b]
+    assert [len(v) for v in got] == [6, len(big), len(huge), 6]
+    assert got[1] == big and got[2] == huge
