@@ -113,6 +113,11 @@ def run_one(ex: ExampleQuery, contract: Contract, graph: GraphStore) -> ExampleR
 def run_examples(contract: Contract, graph: GraphStore, store: str = "") -> tuple[ExampleReport, list[ExampleRun]]:
     """Run every example of ``contract`` against ``graph``; log and count the failures."""
     runs = [run_one(ex, contract, graph) for ex in example_queries(contract)]
+    return report_runs(contract, runs, store), runs
+
+
+def report_runs(contract: Contract, runs: list[ExampleRun], store: str = "") -> ExampleReport:
+    """The report of a version's example runs; the failures logged and counted."""
     results = [r.result for r in runs if r.result is not None]
     failed = [r for r in results if not r.ok]
     report = ExampleReport(version=contract.version, content_hash=contract.content_hash, store=store,
@@ -125,7 +130,7 @@ def run_examples(contract: Contract, graph: GraphStore, store: str = "") -> tupl
                     "; ".join(f"{r.name} ({r.error})" for r in failed[:5]))  # fmt: skip
     else:
         log.info("contract v%s: %d example queries passed on %s", contract.version, len(results), store or "the store")
-    return report, runs
+    return report
 
 
 class ExampleChecker:
@@ -134,14 +139,27 @@ class ExampleChecker:
     def __init__(self, store: str = "") -> None:
         self.store = store
         self.checked: tuple[int, str] | None = None
+        self._partial: tuple[tuple[int, str], list[ExampleRun]] | None = None  # a check that gave way, so far
 
     def due(self, contract: Contract | None) -> bool:
         return contract is not None and bool(contract.entities) and (contract.version, contract.content_hash) != self.checked
 
-    def check(self, contract: Contract, graph: GraphStore) -> ExampleReport:
-        report, _ = run_examples(contract, graph, self.store)
-        self.checked = (contract.version, contract.content_hash)
-        return report
+    def check(
+        self, contract: Contract, graph: GraphStore, stop: Callable[[], bool] | None = None
+    ) -> ExampleReport | None:
+        """Run the version's examples and report them. With ``stop``, asked after each example: when it says so
+        (graph work came in: a count over a large type takes the store seconds), the runs so far are kept, None
+        is returned, and the next check of the same version goes on from there."""
+        key = (contract.version, contract.content_hash)
+        runs = self._partial[1] if self._partial is not None and self._partial[0] == key else []
+        self._partial = None
+        for ex in example_queries(contract)[len(runs):]:
+            if runs and stop is not None and stop():
+                self._partial = (key, runs)
+                return None
+            runs.append(run_one(ex, contract, graph))
+        self.checked = key
+        return report_runs(contract, runs, self.store)
 
     async def when_idle(
         self, worker: ExtractionWorker, publish: Callable[[bytes], Awaitable[None]], quiet: float = 0.0
@@ -149,10 +167,16 @@ class ExampleChecker:
         """Check the worker's contract if it is new and nothing is being replayed or deferred (the store holds the
         version), and no record batch came in the last ``quiet`` seconds (a version can now arrive before its
         records: a scan's files are profiled before they are sent, ``streams/connectors/file_profiles.py``);
-        ``publish`` sends the report (agents/contract_reports.examples_update) to the contract writer."""
+        ``publish`` sends the report (agents/contract_reports.examples_update) to the contract writer. A check
+        gives way to graph work that comes in meanwhile and goes on at the next quiet moment (False until done)."""
         contract = worker.contract
         if contract is None or not self.due(contract) or worker.busy(within=quiet):
             return False
-        report = await asyncio.to_thread(self.check, contract, worker.ingestor.graph)
+        def stop() -> bool:
+            return worker.busy(within=quiet)
+
+        report = await asyncio.to_thread(self.check, contract, worker.ingestor.graph, stop)
+        if report is None:
+            return False
         await publish(examples_update(report))
         return True

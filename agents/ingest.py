@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol, runtime_checkable
@@ -133,13 +133,14 @@ class Ingestor:
         self.reconciler = reconciler  # entity resolution over what is written and retracted (agents/reconcile)
         self.linker = MentionLinker()
 
-    def link_mentions(self, every: float = 0.0) -> LinkResult:
+    def link_mentions(self, every: float = 0.0, stop: Callable[[], bool] | None = None) -> LinkResult:
         """Link every chunk in the graph to the entities it mentions under the current contract (agents/
-        mention_linker.py); the runtimes call it when their queues are drained (``every``: at most that often)."""
+        mention_linker.py); the runtimes call it when their queues are drained (``every``: at most that often;
+        ``stop``: asked between batches, to give way to graph work)."""
         def copy(ids: list[str], writes: list[MentionWrite]) -> int:  # the refs on the vector objects too
             return copy_mentions(self.vectors, self.collection, ids, writes)
 
-        return self.linker.sync(self.graph, self.contract or self._seen_contract, every, on_linked=copy)
+        return self.linker.sync(self.graph, self.contract or self._seen_contract, every, on_linked=copy, stop=stop)
 
     def use(self, contract: Contract) -> None:
         """Apply ``contract`` to every later batch that does not pass its own."""

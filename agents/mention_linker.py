@@ -40,6 +40,7 @@ class LinkResult:
     chunks: int = 0
     mentions: int = 0
     waiting: int = 0  # chunks left for the next sync (LinkLater)
+    stopped: bool = False  # gave way to graph work; the next sync goes on
     seconds: float = 0.0
     fingerprint: str = ""
 
@@ -63,10 +64,13 @@ class MentionLinker:
         return self.automaton, self._fp
 
     def sync(self, graph: GraphStore, contract: Contract | None, every: float = 0.0,
-             on_linked: Callable[[list[str], list[MentionWrite]], object] | None = None) -> LinkResult:  # fmt: skip
+             on_linked: Callable[[list[str], list[MentionWrite]], object] | None = None,
+             stop: Callable[[], bool] | None = None) -> LinkResult:  # fmt: skip
         """Link what the current dictionary has not linked; with ``every``, at most once per that many seconds.
         ``on_linked(chunk ids, mentions)`` runs before each batch is marked linked (the vector objects' entity
-        refs, ``agents.mentions_vectors``): a failure there leaves the batch to link again."""
+        refs, ``agents.mentions_vectors``): a failure there leaves the batch to link again. ``stop`` is asked
+        after each batch: when it says so (graph work came in) the sync ends there, and the next one goes on
+        with the chunks not linked yet."""
         store = chunk_store(graph)
         result = LinkResult()
         if store is None or contract is None or time.monotonic() - self._synced < every:
@@ -101,7 +105,11 @@ class MentionLinker:
             store.replace_mentions([r.id for r in rows], writes, fp)
             result.chunks += len(rows)
             result.mentions += len(writes)
+            if stop is not None and stop():
+                result.stopped = True
+                break
         result.seconds = round(time.perf_counter() - t0, 3)
         if result.chunks:
-            log.info("mentions: %d chunks linked, %d mentions (%.2f s)", result.chunks, result.mentions, result.seconds)
+            log.info("mentions: %d chunks linked, %d mentions (%.2f s)%s", result.chunks, result.mentions,
+                     result.seconds, "; the rest after the graph work that came in" if result.stopped else "")
         return result

@@ -336,7 +336,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
         ing = worker().ingestor
         writer = VectorWriter(outbox, ing.vectors, background_embedder(), ing.collection, embed_batch=ing.embed_batch)
         def link_mentions() -> object:
-            return ing.link_mentions(MENTION_LINK_SECONDS) if dependency("neo4j").up else None  # not in an outage
+            if not dependency("neo4j").up:  # not in an outage
+                return None
+            return ing.link_mentions(MENTION_LINK_SECONDS, stop=lambda: worker().busy())  # gives way to records
 
         await run_writer(writer, lambda: worker().busy(), link_mentions)
 

@@ -14,6 +14,7 @@ from esc.agents.contract_reports import examples_update
 from esc.agents.examples_runner import ExampleChecker, run_examples
 from esc.agents.pipeline import ContractWriter
 from esc.agents.query.memstore import MemoryGraphStore
+from esc.agents.query.plan import PlanRow, QueryPlan
 from esc.contract.entities import with_entities
 from esc.contract.examples import example_queries
 from esc.contract.model import Contract
@@ -96,3 +97,44 @@ def test_a_version_that_arrives_before_its_records_is_checked_once_they_stop_arr
     worker.last -= 6.0  # quiet for longer than that
     assert asyncio.run(checker.when_idle(worker, publish, quiet=5.0))
     assert len(published) == 1 and not checker.due(worker.contract)
+
+
+class _CountingStore(MemoryGraphStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.plans = 0
+
+    def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
+        self.plans += 1
+        return super().run_plan(plan)
+
+
+def test_a_check_gives_way_to_graph_work_and_goes_on_where_it_stopped() -> None:
+    """A check asks ``stop`` after each example: when graph work came in, the runs so far are kept and the next
+    check of the same version runs only the rest; the report then holds every example once, in order."""
+    c = contract()
+    n = len(example_queries(c))
+    store = _CountingStore()
+    checker = ExampleChecker("memory")
+    asked = {"n": 0}
+
+    def stop_after_three() -> bool:
+        asked["n"] += 1
+        return asked["n"] >= 3
+
+    assert checker.check(c, store, stop_after_three) is None  # gave way after three examples
+    assert checker.due(c)
+    assert checker.check(c, store, lambda: True) is None  # one example per check at least: never stuck
+    report = checker.check(c, store, lambda: False)
+    assert report is not None and not checker.due(c)
+    assert [r.name for r in report.results] == [x.name for x in example_queries(c)] and report.ran == n
+    full_plans = _CountingStore()
+    run_examples(c, full_plans)
+    assert store.plans == full_plans.plans  # no example ran twice
+
+    other = c.model_copy(update={"version": 5, "content_hash": "h5"})
+    assert checker.check(other, store, lambda: True) is None  # a partial check of v5 ...
+    assert checker.check(c.model_copy(update={"version": 6, "content_hash": "h6"}), store) is not None
+    store.plans = 0
+    assert checker.check(other, store) is not None  # ... is not reused once another version was checked
+    assert store.plans == full_plans.plans

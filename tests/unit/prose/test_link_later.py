@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from esc.agents import mention_linker
 from tests.unit.prose.conftest import COLLECTION, PACK, ingest_pack
 from tests.unit.prose.test_vector_mentions import filtered_ids, graph_links
@@ -32,6 +34,31 @@ def test_chunks_without_vector_objects_wait_for_them(tmp_path: Path) -> None:
         missing = {r.id for r in pack.graph.chunk_rows("", 100_000) if r.record_id == gone.record_id}
         for ref, chunks in links.items():
             assert filtered_ids(pack, ref) == chunks - missing, ref
+    finally:
+        pack.graph.close()
+        pack.vectors.close()
+
+
+def test_a_sync_gives_way_to_graph_work_and_the_next_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``stop`` is asked after each batch: when graph work came in the sync ends there (a batch linked, the rest
+    not), and the syncs after it link the rest: the same links as one sync that was never stopped."""
+    shutil.copytree(PACK / "drop", tmp_path / "drop")
+    pack = ingest_pack(tmp_path / "drop")
+    try:
+        links = graph_links(pack)
+        ids = sorted({c for chunks in links.values() for c in chunks})
+        total = len(pack.graph.chunk_rows("", 100_000))
+        assert total >= 3 and links
+        monkeypatch.setattr(mention_linker, "BATCH", 2)
+        pack.graph.replace_mentions(ids, [], "stale")  # the graph forgets every link (a new dictionary)
+        first = pack.ingestor.link_mentions(stop=lambda: True)
+        assert first.stopped and first.chunks == 2
+        runs = 1
+        while (more := pack.ingestor.link_mentions(stop=lambda: True)).chunks:
+            assert more.chunks <= 2
+            runs += 1
+        assert runs == -(-total // 2) and not more.stopped
+        assert graph_links(pack) == links
     finally:
         pack.graph.close()
         pack.vectors.close()
