@@ -153,8 +153,8 @@ class ExampleChecker:
         key = (contract.version, contract.content_hash)
         runs = self._partial[1] if self._partial is not None and self._partial[0] == key else []
         self._partial = None
-        for ex in example_queries(contract)[len(runs):]:
-            if runs and stop is not None and stop():
+        for i, ex in enumerate(example_queries(contract)[len(runs):]):
+            if i and stop is not None and stop():  # one example a check at least: a resumed check moves on
                 self._partial = (key, runs)
                 return None
             runs.append(run_one(ex, contract, graph))

@@ -30,8 +30,8 @@ from esc.streams.runtime.source_offsets import SEP, Spans, scan_spans
 CONSUME_BATCH = 5000
 POLL_SECONDS = 0.5
 FETCH_BYTES = 8 << 20
-WATERMARK_TRIES = 8
 PARTITION_FETCH_BYTES = 1 << 20
+WATERMARK_TRIES = 8
 
 
 def _consumer(bootstrap: str) -> Any:
@@ -126,15 +126,15 @@ def scan_values(
         trim_malloc()  # the scan's buffers, freed: back to the system, or the next scan's peak stacks on them
 
 
-_PASSING = frozenset({
-    KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART,
-    KafkaError.REQUEST_TIMED_OUT, KafkaError._TIMED_OUT, KafkaError._TRANSPORT,
-})  # fmt: skip
+_LEADERLESS = frozenset(
+    {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.UNKNOWN_TOPIC_OR_PART}
+)
+"""A partition without a leader for a moment. Not a timeout: a broker that does not answer is an outage, raised
+after the query's 15 s as before."""
 
 
 def _passing(err: KafkaError) -> bool:
-    """An error that passes by itself (librdkafka does not always mark these ``retriable`` on a watermark query)."""
-    return bool(err.retriable()) or err.code() in _PASSING
+    return err.code() in _LEADERLESS
 
 
 @retry(
@@ -144,8 +144,8 @@ def _passing(err: KafkaError) -> bool:
     reraise=True,
 )
 def _watermarks(consumer: Any, tp: TopicPartition) -> tuple[int, int]:
-    """A partition's low and high offsets; a retriable error (a partition without a leader for a moment: just
-    created, or its broker changing) is asked again, as librdkafka does for its own fetches."""
+    """A partition's low and high offsets; asked again while the partition has no leader for a moment (a topic
+    just created, a leader changing), as librdkafka does for its own fetches."""
     low, high = consumer.get_watermark_offsets(tp, timeout=15)
     return int(low), int(high)
 

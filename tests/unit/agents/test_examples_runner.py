@@ -124,7 +124,9 @@ def test_a_check_gives_way_to_graph_work_and_goes_on_where_it_stopped() -> None:
 
     assert checker.check(c, store, stop_after_three) is None  # gave way after three examples
     assert checker.due(c)
+    before = store.plans
     assert checker.check(c, store, lambda: True) is None  # one example per check at least: never stuck
+    assert store.plans > before
     report = checker.check(c, store, lambda: False)
     assert report is not None and not checker.due(c)
     assert [r.name for r in report.results] == [x.name for x in example_queries(c)] and report.ran == n

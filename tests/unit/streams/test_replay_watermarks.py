@@ -1,5 +1,5 @@
-"""A replay's watermark query (streams/runtime/replay_reader.py): an error that passes by itself (a partition
-without a leader for a moment) is asked again; any other error is raised at once."""
+"""A replay's watermark query (streams/runtime/replay_reader.py): a partition without a leader for a moment is
+asked again; any other error is raised at once."""
 
 from __future__ import annotations
 
@@ -35,8 +35,10 @@ def test_a_partition_without_a_leader_for_a_moment_is_asked_again() -> None:
     assert c.calls == 3
 
 
-def test_an_error_that_does_not_pass_is_raised_at_once() -> None:
-    c = _Consumer([KafkaError.TOPIC_AUTHORIZATION_FAILED])
+@pytest.mark.parametrize("code", [KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError._TIMED_OUT, KafkaError._TRANSPORT])
+def test_an_error_that_does_not_pass_is_raised_at_once(code: int) -> None:
+    """Refused, or a broker that does not answer (an outage: raised after the query's own timeout, as before)."""
+    c = _Consumer([code])
     with pytest.raises(KafkaException):
         _watermarks(c, TopicPartition("t", 0))
     assert c.calls == 1
