@@ -133,12 +133,8 @@ _LEADERLESS = frozenset(
 after the query's 15 s as before."""
 
 
-def _passing(err: KafkaError) -> bool:
-    return err.code() in _LEADERLESS
-
-
 @retry(
-    retry=retry_if_exception(lambda e: isinstance(e, KafkaException) and _passing(e.args[0])),
+    retry=retry_if_exception(lambda e: isinstance(e, KafkaException) and e.args[0].code() in _LEADERLESS),
     stop=stop_after_attempt(WATERMARK_TRIES),
     wait=wait_exponential_jitter(initial=0.1, max=2.0),
     reraise=True,
