@@ -166,3 +166,78 @@ def test_a_failed_profile_fails_the_batch_and_is_not_acknowledged() -> None:
 
     asyncio.run(scenario())
     assert consumer.acked == []
+
+
+def test_the_next_write_does_not_wait_for_the_profile_of_the_batch_before_it() -> None:
+    """A batch's profile holds only its own acknowledgement: the next batch is written meanwhile, and each is
+    acknowledged once written and profiled."""
+    consumer, log = Consumer(), []
+    behind = WriteBehind(lambda: consumer, lambda: 0, depth=1, held=2)
+
+    async def write(name: str) -> None:
+        log.append(f"{name} written")
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        profiles = [loop.create_future() for _ in range(3)]
+        for i, (name, batch) in enumerate(zip(("a", "b", "c"), (events(0), events(1), events(2)), strict=True)):
+            await behind.submit(batch, 0, lambda name=name: write(name), after=profiles[i])
+            take_events_ack(batch, consumer)
+        async with asyncio.timeout(1):
+            while len(log) < 3:
+                await asyncio.sleep(0.01)
+        assert log == ["a written", "b written", "c written"] and consumer.acked == []  # none profiled yet
+        profiles[1].set_result(None)
+        await asyncio.sleep(0.01)
+        assert consumer.acked == [1]
+        profiles[0].set_result(None)
+        profiles[2].set_result(None)
+        await behind.wait()
+
+    asyncio.run(scenario())
+    assert sorted(consumer.acked) == [0, 1, 2]
+
+
+def test_written_batches_waiting_for_their_profile_are_bounded() -> None:
+    consumer = Consumer()
+    behind = WriteBehind(lambda: consumer, lambda: 0, depth=1, held=1)
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        profiles = [loop.create_future() for _ in range(3)]
+        await behind.submit(events(0), 0, lambda: asyncio.sleep(0), after=profiles[0])
+        await behind.submit(events(1), 0, lambda: asyncio.sleep(0), after=profiles[1])
+        third = asyncio.create_task(behind.submit(events(2), 0, lambda: asyncio.sleep(0), after=profiles[2]))
+        await asyncio.sleep(0.05)
+        assert not third.done()  # two written batches wait for their profiles already: the agent waits
+        profiles[0].set_result(None)
+        async with asyncio.timeout(1):
+            await third
+        profiles[1].set_result(None)
+        profiles[2].set_result(None)
+        await behind.wait()
+
+    asyncio.run(scenario())
+    assert consumer.acked == [0, 1, 2]
+
+
+def test_a_batch_behind_a_failed_write_is_not_written_even_while_profiles_are_pending() -> None:
+    consumer, log = Consumer(), []
+    behind = WriteBehind(lambda: consumer, lambda: 0, depth=2, held=2)
+
+    async def broken() -> None:
+        raise ConnectionError("store down for good")
+
+    async def fine() -> None:
+        log.append("written")
+
+    async def scenario() -> None:
+        profiled = asyncio.get_running_loop().create_future()
+        profiled.set_result(None)
+        await behind.submit(events(0), 0, broken, after=profiled)
+        with pytest.raises(ConnectionError):
+            await behind.submit(events(1), 0, fine, after=profiled)
+            await behind.wait()
+
+    asyncio.run(scenario())
+    assert log == [] and consumer.acked == []
