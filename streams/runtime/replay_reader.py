@@ -136,7 +136,7 @@ after the query's 15 s as before."""
 @retry(
     retry=retry_if_exception(lambda e: isinstance(e, KafkaException) and e.args[0].code() in _LEADERLESS),
     stop=stop_after_attempt(WATERMARK_TRIES),
-    wait=wait_exponential_jitter(initial=0.1, max=2.0),
+    wait=wait_exponential_jitter(multiplier=0.1, max=2.0),
     reraise=True,
 )
 def _watermarks(consumer: Any, tp: TopicPartition) -> tuple[int, int]:
