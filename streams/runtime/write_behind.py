@@ -4,10 +4,7 @@ A batch used to go through parse, plan and write, and only then was the next bat
 the worker's Python idled, then the worker planned while the store idled (TPC-H SF 0.05 on the stack: the event
 loop idle 75 % of the load, the Neo4j round trips half of it). Here the agent queues a planned batch's write and
 goes on taking and planning the next ones while it is written (at most ``depth`` batches queued: memory and
-back-pressure stay bounded); writes stay one at a time, in the order the batches were planned. A batch's other
-work (its profile) does not hold the next batch's write, only its own acknowledgement (at most ``held`` written
-batches wait for it): pushed records at 500/s on the stack waited ~1 s for the batch before theirs to be
-profiled and its seen-marks sent.
+back-pressure stay bounded); writes stay one at a time, in the order the batches were planned.
 
 At-least-once is kept: Faust's ``take_events`` acknowledges a batch when the agent asks for the next one, which is
 now before the batch is written, so its events are held (marked acknowledged, so that acknowledgement counts for
@@ -23,14 +20,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
-
-
-@dataclass
-class _Queued:
-    task: asyncio.Task[None]  # written, its other work done, acknowledged
-    written: asyncio.Future[None]  # its write returned (what the next batch's write waits for)
 
 
 class WriteBehind:
@@ -40,15 +30,13 @@ class WriteBehind:
         generation: Callable[[], int],
         depth: int = 2,
         owned: Callable[[Any], bool] | None = None,
-        held: int = 4,
     ) -> None:
         self._consumer = consumer  # the app's consumer (created after the app)
         self._generation = generation  # revocations seen so far (SharedSeen.generation)
         self._owned = owned  # whether this worker still owns a message's partition (when it is acknowledged)
         self.depth = depth  # batches planned and not written yet, at most (the one being written included)
-        self.held = held  # besides those: written batches whose other work (profile) is not done yet, at most
         self.gate = asyncio.Lock()  # held while a batch is written
-        self._pending: deque[_Queued] = deque()
+        self._pending: deque[asyncio.Task[None]] = deque()
 
     async def submit(
         self,
@@ -57,47 +45,34 @@ class WriteBehind:
         write: Callable[[], Awaitable[None]],
         after: asyncio.Future[Any] | None = None,
     ) -> None:
-        """Queue a planned batch's write behind the writes queued before it; returns once at most ``depth``
-        are not written and at most ``depth + held`` not acknowledged (raising the error of one that failed).
-        Its events are acknowledged when ``write`` returned and ``after`` is done, unless a revocation came
-        after ``generation`` (the batch's start) or the partition is no longer owned.
-        ``after``: other work on the batch (its profile) that must end before it is acknowledged. The next
-        batch's write does not wait for it (a pushed batch's profile, sent to Kafka with its seen-marks, took
-        longer than its write: the next records waited for it); it is awaited outside ``gate``, which a
-        rebalance waits for (a profile waits for the rebalance to end: inside, they would wait for each other)."""
+        """Queue a planned batch's write behind the batches queued before it; returns once at most ``depth``
+        are queued (raising the error of one that failed). Its events are acknowledged when ``write`` returned,
+        unless a revocation came after ``generation`` (the batch's start) or the partition is no longer owned.
+        ``after``: other work on the batch (its profile) that must end before it is acknowledged; awaited outside
+        ``gate``, which a rebalance waits for (a profile waits for the rebalance to end: inside, they would wait
+        for each other)."""
         held = [e.message for e in events if not e.message.acked]  # (those left to another owner stay so)
         for m in held:
             m.acked = True  # take_events' acknowledgement must not count before the write
-        before = self._pending[-1].written if self._pending else None
+        before = self._pending[-1] if self._pending else None
         if after is not None:
             after.add_done_callback(_retrieved)
-        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        written.add_done_callback(_retrieved)  # (the last batch's is awaited by nobody)
-        task = asyncio.create_task(self._write(held, generation, write, before, written, after))
-        self._pending.append(_Queued(task, written))
-        await self._drain(everything=False)
+        self._pending.append(asyncio.create_task(self._write(held, generation, write, before, after)))
+        await self._drain(lambda: self._pending[0].done() or len(self._pending) > self.depth)
 
     async def wait(self) -> None:
-        """Until every queued batch is written and acknowledged; raises the first error."""
-        await self._drain(everything=True)
+        """Until every queued batch is written; raises the first error."""
+        await self._drain(lambda: True)
 
-    async def _drain(self, everything: bool) -> None:
+    async def _drain(self, more: Callable[[], bool]) -> None:
         try:
-            while self._pending:
-                head = self._pending[0]
-                if head.task.done() or everything or len(self._pending) > self.depth + self.held:
-                    await head.task
-                    self._pending.popleft()
-                    continue
-                unwritten = [q for q in self._pending if not q.written.done()]
-                if len(unwritten) <= self.depth:
-                    return
-                await asyncio.wait({unwritten[0].written, unwritten[0].task}, return_when=asyncio.FIRST_COMPLETED)
+            while self._pending and more():
+                await self._pending.popleft()
         except BaseException:
             rest, self._pending = list(self._pending), deque()
-            for q in rest:  # queued behind the failed one: they fail with it (not acknowledged; read again)
-                q.task.cancel()
-            await asyncio.gather(*(q.task for q in rest), return_exceptions=True)
+            for task in rest:  # queued behind the failed one: they fail with it (not written, not acknowledged)
+                task.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
             raise
 
     async def _write(
@@ -105,24 +80,15 @@ class WriteBehind:
         held: list[Any],
         generation: int,
         write: Callable[[], Awaitable[None]],
-        before: asyncio.Future[None] | None,
-        written: asyncio.Future[None],
+        before: asyncio.Task[None] | None,
         after: asyncio.Future[Any] | None,
     ) -> None:
-        try:
-            if before is not None:
-                await before  # in order; a batch behind one whose write failed is not written either
-            async with self.gate:
-                await write()
-        except asyncio.CancelledError:
-            written.cancel()
-            raise
-        except BaseException as exc:
-            written.set_exception(exc)
-            raise
-        written.set_result(None)
+        if before is not None:
+            await before  # in order; a batch behind one that failed is not written either (both are read again)
+        async with self.gate:
+            await write()
         if after is not None:
-            await asyncio.shield(after)  # (a cancelled batch leaves the profile to finish on its own)
+            await asyncio.shield(after)  # (a cancelled write leaves the profile to finish on its own)
         if self._generation() != generation:
             return  # a revocation overlapped the batch: read again by the partition's owner
         consumer = self._consumer()
