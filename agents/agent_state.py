@@ -104,4 +104,5 @@ def load_entries(entries: Mapping[str, str], caps: Caps = STREAM_CAPS, **kwargs:
         agent.marks_of[name] = set(marks)
         agent.sources[name] = SourceState.from_dict(name, d, caps)
     agent.saved_contract = agent.contract
+    agent.reinfer_due = True  # a re-inference a crash cut off runs at the first apply or tick
     return agent

@@ -15,7 +15,10 @@ is monotonic: a key can never be taken back. So:
   may arrive first). A pushed (topic) source is settled after ``settle_records`` records, or when no record arrived
   for ``settle_seconds`` (the runtime passes ``now``; call :meth:`ContractAgent.tick` on a timer).
 * a source that has never settled carries ``key_evidence["pending"]`` (``agents.extractors.covers`` defers its
-  records); once settled, keys and links are re-inferred whenever a settled source's profile changes.
+  records); once settled, keys and links are re-inferred whenever a settled source's profile changes — at most
+  once per ``reinfer_seconds`` (0: at every change). A change inside that window marks the re-inference due: the
+  next apply after it, or the next tick (a runtime's timer, and its end of drain), runs it, so what a quiet stream
+  leaves is inferred over the complete profiles. Fields and types of a settled source still enter at once.
 
 A source settling without a key removes its ``pending`` mark but changes no structure: ``apply`` returns the
 same version, and :attr:`ContractAgent.newly_settled` names the sources so the runtime republishes the contract
@@ -125,11 +128,17 @@ class ContractAgent:
         settle_records: int = SETTLE_RECORDS,
         settle_seconds: float = SETTLE_SECONDS,
         caps: Caps = STREAM_CAPS,
+        reinfer_seconds: float = 0.0,
     ) -> None:
         self.contract = contract if contract is not None else Contract(contract_id=contract_id)
         self.settle_records = settle_records
         self.settle_seconds = settle_seconds
         self.caps = caps
+        # Re-inference of the settled sources (the keys and links of all of them, each time) at most once per
+        # reinfer_seconds when only their profiles grew: under a steady push it ran for every delta.
+        self.reinfer_seconds = reinfer_seconds
+        self.reinfer_due = False
+        self.reinferred_at = float("-inf")
         self.sources: dict[str, SourceState] = {}
         self.applied: dict[str, int] = {}  # "stream\x1fsource" -> last offset applied
         self.marks_of: dict[str, set[str]] = {}  # source -> its keys in ``applied``
@@ -279,6 +288,7 @@ class ContractAgent:
         self.newly_settled = []
         self.resettled = []
         reinfer = False
+        grew = self.reinfer_due  # a settled source's profile changed since the last re-inference
         for s, st in sorted(self.sources.items()):
             was = st.settled
             st.settled = own[s] and s not in held
@@ -292,7 +302,14 @@ class ContractAgent:
                 st.ever_settled = True
                 reinfer = True
             elif st.settled and s in changed:
-                reinfer = True
+                grew = True
+        tick = not (deltas or completions or scans or flushes or opened)
+        if grew and not reinfer:
+            reinfer = tick or now - self.reinferred_at >= self.reinfer_seconds
+            self.reinfer_due = not reinfer
+        if reinfer:
+            self.reinfer_due = False
+            self.reinferred_at = now
         changed = self._hold(changed)
         if not changed and not reinfer:
             return self.contract, None
@@ -375,4 +392,5 @@ class ContractAgent:
         for key in agent.applied:
             agent.marks_of.setdefault(key.split("\x1f")[1] if "\x1f" in key else "", set()).add(key)
         agent.scans = ScanGroups.from_dict(state.get("scans", {}))
+        agent.reinfer_due = True  # a re-inference a crash cut off runs at the first apply or tick
         return agent

@@ -28,6 +28,11 @@ LATER_TRIES = 20
 chunk whose object never comes must not hold back every chunk after it)."""
 UNVERSIONED_TTL = 30.0
 """Seconds a dictionary is reused for a graph that cannot say whether its data changed (``generation()`` None)."""
+REBUILD_SHARE = 0.1
+"""A periodic sync (``every`` > 0, the Faust worker) rebuilds a dictionary whose contract is unchanged (only graph
+data is new) at most this share of the time: after a build of ``b`` seconds, not before ``b / REBUILD_SHARE``
+seconds (under a steady push every write changed the generation, and each rebuild reads every name in the graph).
+A drained runtime's sync (``every`` 0) always rebuilds."""
 
 
 class LinkLater(RuntimeError):
@@ -51,16 +56,25 @@ class MentionLinker:
         self._fp = ""
         self.automaton: MentionAutomaton | None = None
         self._built = 0.0
+        self._build_seconds = 0.0  # what the last build took
         self._synced = float("-inf")
         self._later: dict[str, int] = {}  # first chunk of a batch -> syncs it waited for its vector objects
 
-    def dictionary(self, graph: GraphStore, contract: Contract) -> tuple[MentionAutomaton, str]:
+    def dictionary(self, graph: GraphStore, contract: Contract, hold: bool = False) -> tuple[MentionAutomaton, str]:
+        """The dictionary for the contract and the graph's data; with ``hold``, one built for the same contract
+        is kept while the graph's new data is younger than ``REBUILD_SHARE`` allows."""
         state = (contract.content_hash, contract.version, graph.generation())
-        stale = state[2] is None and time.monotonic() - self._built > UNVERSIONED_TTL
+        age = time.monotonic() - self._built
+        stale = state[2] is None and age > UNVERSIONED_TTL
+        data_only = self._state is not None and state[:2] == self._state[:2]
+        if hold and data_only and self.automaton is not None and not stale and age < self._build_seconds / REBUILD_SHARE:
+            return self.automaton, self._fp
         if self.automaton is None or state != self._state or stale:
+            t0 = time.perf_counter()
             surfaces = build_surfaces(contract, graph)
             self.automaton, self._fp, self._state = MentionAutomaton(surfaces), fingerprint(surfaces), state
             self._built = time.monotonic()
+            self._build_seconds = time.perf_counter() - t0
         return self.automaton, self._fp
 
     def sync(self, graph: GraphStore, contract: Contract | None, every: float = 0.0,
@@ -79,7 +93,7 @@ class MentionLinker:
         if not store.chunk_rows("", 1):
             return result  # no prose at all: no dictionary to build
         t0 = time.perf_counter()
-        automaton, fp = self.dictionary(graph, contract)
+        automaton, fp = self.dictionary(graph, contract, hold=every > 0)
         result.fingerprint = fp
         while True:
             rows = store.chunks_to_link(fp, BATCH)

@@ -122,9 +122,14 @@ class ContractWriter:
 
     def __init__(
         self, agent: ContractAgent | None = None, contract_id: str = "esc", reports: ContractReports | None = None,
-        llm: StreamDiscovery | Literal["env"] | None = "env",
+        llm: StreamDiscovery | Literal["env"] | None = "env", reinfer_seconds: float | None = None,
     ) -> None:
         self.agent = agent or ContractAgent()
+        if reinfer_seconds is None:  # ESC_REINFER_SECONDS
+            from esc.settings import Settings
+
+            reinfer_seconds = Settings().reinfer_seconds
+        self.agent.reinfer_seconds = reinfer_seconds
         self.contract_id = contract_id
         self.dead: list[DeadLetter] = []
         self.reports = reports or ContractReports()  # drift and example results (agents/contract_reports.py)

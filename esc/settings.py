@@ -75,6 +75,10 @@ class Settings(BaseSettings):
     embed_model_path: str = ""
     embed_tokenizer_path: str = ""
     columnar: bool = Field(default=True, description="CSV/TSV files read as whole Arrow tables (embedded ingest; the worker's profiles)")
+    reinfer_seconds: float = Field(
+        default=1.0, ge=0.0,
+        description="the contract agent re-infers keys and links of settled sources at most this often while their profiles only grow (0: at every change); a tick runs a due one",
+    )
     child_send: bool = Field(default=False, description="the Faust worker's profiling child sends a profiled CSV/TSV file's records itself (off: a Kafka outage during a send stalled it once)")
     max_fields: int = Field(
         default=MAX_FIELDS_PER_SOURCE, ge=1, description="fields per source; later names go to the _overflow map"

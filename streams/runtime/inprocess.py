@@ -310,6 +310,9 @@ class InProcessRuntime:
                 self._backfill.result()  # raises what stopped it
                 raise RuntimeError("the backfill task stopped")
             if self.worker.idle() and self.bus.pending() == 0:
+                if self.writer.agent.reinfer_due:  # held back by ESC_REINFER_SECONDS: drained means inferred in full
+                    self.bus.publish(PROFILES, b"tick", TICK)
+                    continue
                 break
             await asyncio.sleep(0.02)
         await self._examples()
