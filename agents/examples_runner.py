@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,7 @@ class ExampleRun:
     plans: list[QueryPlan] = field(default_factory=list)
     rows: list[PlanRow] = field(default_factory=list)
     result: ExampleResult | None = None
+    seconds: float = 0.0  # what its queries took
 
 
 def _count(rows: list[PlanRow]) -> int:
@@ -85,6 +87,7 @@ def run_one(ex: ExampleQuery, contract: Contract, graph: GraphStore) -> ExampleR
     run = ExampleRun(ex)
     error: str | None = None
     n = 0
+    t0 = time.perf_counter()
     try:
         if ex.kind == "lookup":
             run.plans.append(probe_plan(ex))
@@ -106,6 +109,7 @@ def run_one(ex: ExampleQuery, contract: Contract, graph: GraphStore) -> ExampleR
         error = f"{type(exc).__name__}: {exc}"[:300]
     if error is None and n == 0:
         error = "empty result"
+    run.seconds = time.perf_counter() - t0
     run.result = ExampleResult(name=ex.name, kind=ex.kind, entity=ex.entity, ok=error is None, rows=n, error=error)
     return run
 
@@ -129,7 +133,9 @@ def report_runs(contract: Contract, runs: list[ExampleRun], store: str = "") -> 
         log.warning("contract v%s: %d of %d example queries failed: %s", contract.version, len(failed), len(results),
                     "; ".join(f"{r.name} ({r.error})" for r in failed[:5]))  # fmt: skip
     else:
-        log.info("contract v%s: %d example queries passed on %s", contract.version, len(results), store or "the store")
+        slow = max(runs, key=lambda r: r.seconds)
+        log.info("contract v%s: %d example queries passed on %s (%.2f s, the slowest %s %.2f s)", contract.version,
+                 len(results), store or "the store", sum(r.seconds for r in runs), slow.example.name, slow.seconds)
     return report
 
 
@@ -156,6 +162,8 @@ class ExampleChecker:
         for i, ex in enumerate(example_queries(contract)[len(runs):]):
             if i and stop is not None and stop():  # one example a check at least: a resumed check moves on
                 self._partial = (key, runs)
+                log.info("contract v%s: example queries gave way to graph work after %d (%.2f s)", contract.version,
+                         len(runs), sum(r.seconds for r in runs))  # fmt: skip
                 return None
             runs.append(run_one(ex, contract, graph))
         self.checked = key
