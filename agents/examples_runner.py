@@ -132,7 +132,7 @@ def report_runs(contract: Contract, runs: list[ExampleRun], store: str = "") -> 
     if failed:
         log.warning("contract v%s: %d of %d example queries failed: %s", contract.version, len(failed), len(results),
                     "; ".join(f"{r.name} ({r.error})" for r in failed[:5]))  # fmt: skip
-    else:
+    elif runs:
         slow = max(runs, key=lambda r: r.seconds)
         log.info("contract v%s: %d example queries passed on %s (%.2f s, the slowest %s %.2f s)", contract.version,
                  len(results), store or "the store", sum(r.seconds for r in runs), slow.example.name, slow.seconds)

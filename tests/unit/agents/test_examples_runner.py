@@ -140,3 +140,8 @@ def test_a_check_gives_way_to_graph_work_and_goes_on_where_it_stopped() -> None:
     store.plans = 0
     assert checker.check(other, store) is not None  # ... is not reused once another version was checked
     assert store.plans == full_plans.plans
+
+
+def test_a_contract_without_examples_reports_none() -> None:
+    report, runs = run_examples(Contract(contract_id="empty"), MemoryGraphStore(), "memory")
+    assert runs == [] and report.ran == 0 and report.failed == 0
