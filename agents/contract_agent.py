@@ -306,10 +306,9 @@ class ContractAgent:
         tick = not (deltas or completions or scans or flushes or opened)
         if grew and not reinfer:
             reinfer = tick or now - self.reinferred_at >= self.reinfer_seconds
-            self.reinfer_due = not reinfer
         if reinfer:
-            self.reinfer_due = False
             self.reinferred_at = now
+        self.reinfer_due = grew and not reinfer
         changed = self._hold(changed)
         if not changed and not reinfer:
             return self.contract, None
