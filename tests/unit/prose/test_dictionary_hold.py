@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-import time
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -12,7 +12,7 @@ from esc.agents import mention_linker
 from esc.agents.mention_linker import REBUILD_SHARE, MentionLinker
 from esc.contract.model import Contract
 
-BUILD = 0.05  # seconds one (fake) build takes: a dictionary is held BUILD / REBUILD_SHARE seconds
+BUILD = 2.0  # seconds one (fake) build takes on the fake clock: a dictionary is held BUILD / REBUILD_SHARE seconds
 
 
 class Graph:
@@ -24,19 +24,22 @@ class Graph:
 
 
 def test_data_only_changes_are_held_for_a_share_of_the_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(mention_linker, "time", SimpleNamespace(monotonic=lambda: clock[0], perf_counter=lambda: clock[0]))
     builds: list[int] = []
 
     def build(contract: Contract, graph: Any) -> list[Any]:
         builds.append(graph.gen)
-        time.sleep(BUILD)
+        clock[0] += BUILD
         return []
 
     monkeypatch.setattr(mention_linker, "build_surfaces", build)
     linker, graph, contract = MentionLinker(), Graph(), Contract(contract_id="c")
     linker.dictionary(graph, contract, hold=True)
     graph.gen = 1
+    clock[0] += BUILD / REBUILD_SHARE - 0.1
     linker.dictionary(graph, contract, hold=True)
-    assert builds == [0]  # new data only, right after a build: held
+    assert builds == [0]  # new data only, within the share of the time: held
     linker.dictionary(graph, contract)
     assert builds == [0, 1]  # no hold (a drained runtime): rebuilt
     graph.gen = 2
@@ -46,7 +49,7 @@ def test_data_only_changes_are_held_for_a_share_of_the_time(monkeypatch: pytest.
     graph.gen = 3
     linker.dictionary(graph, newer, hold=True)
     assert builds == [0, 1, 2]
-    time.sleep(BUILD / REBUILD_SHARE + 0.05)
+    clock[0] += BUILD / REBUILD_SHARE
     linker.dictionary(graph, newer, hold=True)
     assert builds == [0, 1, 2, 3]  # the share of the time is over
     linker.dictionary(graph, newer, hold=True)
