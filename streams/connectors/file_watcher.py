@@ -26,6 +26,7 @@ import os
 import uuid
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Iterator
+from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from esc.contract.key_witness import KeyWitness
 from esc.contract.labels import record_label, source_label
 from esc.contract.records import Record, Rejected
 from esc.streams.connectors.base import Emission, Emit, EmitDead, Flush
+from esc.streams.connectors.delivery_retry import until_done
 from esc.streams.connectors.file_batch import FileBatch
 from esc.streams.connectors.file_profiles import FileProfiles, ProfileFile
 from esc.streams.connectors.folder_files import (  # noqa: F401  (drop_files, delivery_order: re-exported)
@@ -133,12 +135,15 @@ class FileWatcher(FileProfiles):
         from watchfiles import awatch
 
         self.root.mkdir(parents=True, exist_ok=True)
-        await self.scan_once()
+        await until_done(self.scan_once, "drop folder: the first scan")  # a failure is retried (delivery_retry.py)
         async for changes in awatch(self.root, debounce=300, step=50, recursive=True):
-            self.begin_scan()
             paths = {Path(p) for _, p in changes}
-            await self._process_all(delivery_order(paths | self.corpora.siblings(paths)))
-            await self.end_scan()
+            await until_done(partial(self._deliver_changes, paths), "drop folder: delivering changed files")
+
+    async def _deliver_changes(self, paths: set[Path]) -> None:
+        self.begin_scan()  # (a retry resumes the scan a failed attempt opened)
+        await self._process_all(delivery_order(paths | self.corpora.siblings(paths)))
+        await self.end_scan()
 
     async def scan_once(self) -> int:
         """Deliver every file under root that is new or changed since the manifest; returns files delivered."""

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from confluent_kafka import KafkaException
+
 from esc.streams.connectors.file_profiles import PROFILED_HEADER, PROFILED_VALUE
 from esc.streams.csv_envelopes import csv_envelopes
 from esc.streams.readers import SourceFile
@@ -34,5 +36,7 @@ def send_file(sf: SourceFile, digest: str, bootstrap: str, topic: str, max_field
         now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
         messages = csv_envelopes(sf.source, sf.rel, sf.format, digest, got.table, now)
         return producer.send_all(topic, messages, [(PROFILED_HEADER, PROFILED_VALUE)])
+    except KafkaException as exc:  # librdkafka's exception does not pickle: the worker got a PicklingError instead
+        raise ConnectionError(f"records not delivered from the profiling process: {exc}") from None
     finally:
         producer.close()
