@@ -60,9 +60,11 @@ class RecordProducer:
         self._failed: list[str] = []
         self._fatal = False
         self._sent = 0
+        self._reported = 0  # delivery reports served (delivered or failed)
         self.replaced = 0  # producers given up (stalled or fatally failed) and replaced
 
     def _report(self, err: KafkaError | None, msg: Message) -> None:
+        self._reported += 1  # (progress for the stall check: librdkafka's queue length also counts its log events)
         if err is not None:
             with self._lock:
                 self._failed.append(f"{msg.topic()}: {err.str()}")
@@ -121,14 +123,13 @@ class RecordProducer:
         failed, the timeout is over, or none was delivered for ``stall`` seconds (the producer is then replaced;
         -1 says so)."""
         now = time.monotonic()
-        deadline, moved = now + timeout, now
+        deadline, moved, reported = now + timeout, now, self._reported
         left = len(self._producer)
         while left and now < deadline:
-            remaining = self._producer.flush(min(FLUSH_SLICE_SECONDS, deadline - now))
+            left = self._producer.flush(min(FLUSH_SLICE_SECONDS, deadline - now))
             now = time.monotonic()
-            if remaining < left:
-                moved = now
-            left = remaining
+            if self._reported != reported:
+                moved, reported = now, self._reported
             if left and now - moved >= self.stall:
                 self._replace()
                 return -1
