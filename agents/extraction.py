@@ -56,6 +56,8 @@ def _parse_all(batch: Sequence[bytes | RecordEnvelope]) -> list[RecordEnvelope]:
 
 
 REPLAY_BATCH = 5000
+RETRY_FIRST_SECONDS = 1.0  # a backfill that failed runs again after this, doubling up to RETRY_MOST_SECONDS
+RETRY_MOST_SECONDS = 30.0
 """Records per planned batch when deferred records are replayed from memory (the log's batches are its own); each
 batch is parsed from the records' JSON as it is planned."""
 
@@ -251,6 +253,7 @@ class ExtractionWorker:
 
     async def run_backfill(self, stop: asyncio.Event | None = None) -> None:
         """Drain queued replay plans forever (or until ``stop``); coalesces plans queued meanwhile."""
+        wait = RETRY_FIRST_SECONDS
         while stop is None or not stop.is_set():
             plan = await self._queue.get()
             while not self._queue.empty():
@@ -259,7 +262,19 @@ class ExtractionWorker:
                 plan.replay |= more.replay
                 plan.ready |= more.ready
                 plan.version = max(plan.version, more.version)
-            await self.backfill(plan)
+            try:
+                await self.backfill(plan)
+                wait = RETRY_FIRST_SECONDS
+            except Exception as exc:  # a replay read in a Kafka outage raises the client's kinds; the loop must live
+                # It ran again from the log, which holds every record (records of ``ready`` sources taken from
+                # memory may be gone with the failed attempt); until then its sources stay pending.
+                log.warning("backfill for contract v%s failed (%s: %s); replaying %s from the log in %.0f s",
+                            plan.version, type(exc).__name__, str(exc)[:200], ", ".join(sorted(plan.rekey | plan.replay | plan.ready)),
+                            wait)  # fmt: skip
+                await asyncio.sleep(wait)
+                wait = min(wait * 2, RETRY_MOST_SECONDS)
+                self._enqueue(ReplayPlan(version=plan.version, rekey=plan.rekey, replay=plan.replay | plan.ready,
+                                         reason=plan.reason))  # fmt: skip
 
     async def backfill(self, plan: ReplayPlan) -> int:
         order = self.tracker.start(plan)  # pending in the tracker from here on

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -184,5 +185,46 @@ def test_records_that_are_only_deferred_do_not_wait_for_a_write_in_progress(tmp_
             assert not writing.done()  # Album is covered: its write waits for the lock
         result = await asyncio.wait_for(writing, 5)
         assert result.written == len(ALBUMS) and labelled(graph, "Album") == len(ALBUMS)
+
+    asyncio.run(run())
+
+
+def test_a_backfill_whose_replay_fails_runs_again_from_the_log_and_the_loop_lives_on(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A replay that raises (the records topic read in a Kafka outage) used to end ``run_backfill`` for good: no
+    later contract version was ever backfilled. Now the plan runs again, from the log, after a pause."""
+    from esc.agents import extraction
+
+    monkeypatch.setattr(extraction, "RETRY_FIRST_SECONDS", 0.01)
+
+    class FlakyLog(Log):
+        async def replay(self, sources: set[str]) -> AsyncIterator[list[bytes | RecordEnvelope]]:
+            self.replays.append(set(sources))
+            if len(self.replays) == 1:
+                raise ConnectionError("no broker accepts connections")
+            yield [r for r in self.records if r.source in sources]
+
+    async def run() -> None:
+        graph, log = RecordingGraph(), FlakyLog()
+        state = tmp_path / "state.json"
+        w1 = new_worker(graph, log, state)
+        w1.on_contract(contract(artist_covered=False))
+        log.records += ARTISTS
+        await w1.on_records(messages(ARTISTS))  # deferred, then a restart: they are in the log only
+        w2 = new_worker(graph, log, state)
+        task = asyncio.create_task(w2.run_backfill())
+        w2.on_contract(contract(artist_covered=False))
+        plan = w2.on_contract(contract(artist_covered=True))
+        assert plan is not None and "Artist" in plan.replay
+        for _ in range(200):
+            if labelled(graph, "Artist") == len(ARTISTS):
+                break
+            await asyncio.sleep(0.01)
+        assert labelled(graph, "Artist") == len(ARTISTS) and len(log.replays) == 2
+        assert not task.done()  # the loop lives on for the next version
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
 
     asyncio.run(run())
