@@ -56,10 +56,10 @@ def _parse_all(batch: Sequence[bytes | RecordEnvelope]) -> list[RecordEnvelope]:
 
 
 REPLAY_BATCH = 5000
-RETRY_FIRST_SECONDS = 1.0  # a backfill that failed runs again after this, doubling up to RETRY_MOST_SECONDS
-RETRY_MOST_SECONDS = 30.0
 """Records per planned batch when deferred records are replayed from memory (the log's batches are its own); each
 batch is parsed from the records' JSON as it is planned."""
+RETRY_FIRST_SECONDS = 1.0  # a backfill that failed runs again after this, doubling up to RETRY_MOST_SECONDS
+RETRY_MOST_SECONDS = 30.0
 
 
 async def _in_batches(envs: list[bytes]) -> AsyncIterator[list[bytes | RecordEnvelope]]:
@@ -268,9 +268,9 @@ class ExtractionWorker:
             except Exception as exc:  # a replay read in a Kafka outage raises the client's kinds; the loop must live
                 # It ran again from the log, which holds every record (records of ``ready`` sources taken from
                 # memory may be gone with the failed attempt); until then its sources stay pending.
+                sources = ", ".join(sorted(plan.rekey | plan.replay | plan.ready))
                 log.warning("backfill for contract v%s failed (%s: %s); replaying %s from the log in %.0f s",
-                            plan.version, type(exc).__name__, str(exc)[:200], ", ".join(sorted(plan.rekey | plan.replay | plan.ready)),
-                            wait)  # fmt: skip
+                            plan.version, type(exc).__name__, str(exc)[:200], sources, wait)  # fmt: skip
                 await asyncio.sleep(wait)
                 wait = min(wait * 2, RETRY_MOST_SECONDS)
                 self._enqueue(ReplayPlan(version=plan.version, rekey=plan.rekey, replay=plan.replay | plan.ready,
