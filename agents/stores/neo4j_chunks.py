@@ -6,6 +6,7 @@ Labels and property names are escaped identifiers from the contract; every value
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -25,6 +26,7 @@ class Neo4jChunks:
 
     _driver: Any
     _database: str | None
+    _chunk_index_ready = False  # set per store once the index exists
 
     def _label(self, label: str) -> str:  # pragma: no cover - provided by the store
         raise NotImplementedError
@@ -52,6 +54,19 @@ class Neo4jChunks:
     def _chunk(self) -> str:
         return self._label(CHUNK)
 
+    def _ensure_record_index(self) -> None:
+        """An index on ``(source, record_id)``: a batch's chunks replace those of its records, found by these two
+        properties; without it each batch scanned every Chunk node (TPC-H SF 0.1: 43-130 ms a batch with 70,000
+        chunks, ~15 ms with it, and the scan grew with the graph)."""
+        if self._chunk_index_ready:
+            return
+        name = "esc_chunk_record_" + hashlib.sha1(self._chunk().encode()).hexdigest()[:12]
+        self._driver.execute_query(
+            f"CREATE INDEX {ident(name)} IF NOT EXISTS FOR (c:{self._chunk()}) ON (c.source, c.record_id)",
+            database_=self._database,
+        )
+        self._chunk_index_ready = True
+
     def upsert_chunks(self, chunks: Sequence[TextObject]) -> int:
         if not chunks:
             return 0
@@ -60,14 +75,20 @@ class Neo4jChunks:
         by_source: dict[str, set[str]] = defaultdict(set)
         for r in rows:
             by_source[r["source"]].add(r["record_id"])
-        for source, ids in sorted(by_source.items()):
-            self.delete_chunks(source, sorted(ids))
-        self._run(f"UNWIND $rows AS row CREATE (c:{self._chunk()}) SET c = row, c.linked = ''", rows=rows)
+        self._ensure_record_index()
+        gone = [{"s": source, "ids": sorted(ids)} for source, ids in sorted(by_source.items())]
+        # One transaction: the records' old chunks out (a re-sent record with shorter text keeps no trailing
+        # chunk), the new ones in (``count`` leaves one row when nothing was deleted).
+        self._run(f"UNWIND $gone AS g MATCH (c:{self._chunk()}) WHERE c.source = g.s AND c.record_id IN g.ids "
+                  "DETACH DELETE c WITH count(*) AS _ "
+                  f"UNWIND $rows AS row CREATE (c:{self._chunk()}) SET c = row, c.linked = ''",
+                  gone=gone, rows=rows)  # fmt: skip
         return len(rows)
 
     def delete_chunks(self, source: str, record_ids: Sequence[str]) -> int:
         if not record_ids:
             return 0
+        self._ensure_record_index()
         out = self._run(f"MATCH (c:{self._chunk()}) WHERE c.source = $s AND c.record_id IN $ids "
                         "DETACH DELETE c RETURN count(*) AS n", s=source, ids=list(record_ids))  # fmt: skip
         return int(out[0]["n"]) if out else 0
