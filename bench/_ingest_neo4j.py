@@ -40,15 +40,30 @@ def wipe(drv: Any, labels: list[str], batch: int = 2_000) -> None:
             f"MATCH (n:{q(label)}) WITH n LIMIT $n OPTIONAL MATCH (n)-[:DERIVED_FROM]->(r) "
             "DETACH DELETE n, r RETURN count(*) AS c"
         )
-    drain(  # earlier runs' graphs: each run's app id namespaces its labels (agents/stores/neo4j.py)
-        "MATCH (n) WHERE any(x IN labels(n) WHERE x STARTS WITH 'escbench-') WITH n LIMIT $n DETACH DELETE n "
-        "RETURN count(*) AS c"
-    )
+    # Earlier runs' graphs (each run's app id namespaces its labels, agents/stores/neo4j.py), a label at a time,
+    # relationships first: a run stopped halfway leaves nodes with many edges, whose DETACH DELETE in batches of
+    # nodes ran out of Neo4j's transaction memory.
+    for (label,) in drv.execute_query("CALL db.labels() YIELD label WHERE label STARTS WITH 'escbench-' "
+                                      "RETURN label").records:  # fmt: skip
+        drain(f"MATCH (n:{q(label)})-[r]-() WITH DISTINCT r LIMIT $n DELETE r RETURN count(*) AS c")
+        drain(f"MATCH (n:{q(label)}) WITH n LIMIT $n DELETE n RETURN count(*) AS c")
     drain(
         "MATCH (r:SourceRecord) WHERE r.file STARTS WITH $dir OR r.record_id STARTS WITH 'esc_bench_' "
         "WITH r LIMIT $n DETACH DELETE r RETURN count(*) AS c",
         dir=SUBDIR + "/",
     )
+
+
+def drop_run_schema(drv: Any, prefix: str = "escbench-") -> int:
+    """The constraints and indexes of bench runs' namespaced labels (a worker's keys, its chunks' index): left
+    behind, each makes Neo4j's next schema change slower (``tests/integration/worker.py`` ``wipe_graph``)."""
+    dropped = 0
+    for kind, shown in (("CONSTRAINT", "CONSTRAINTS"), ("INDEX", "INDEXES")):  # constraints first: they own indexes
+        for r in drv.execute_query(f"SHOW {shown} YIELD name, labelsOrTypes RETURN name, labelsOrTypes").records:
+            if any(str(label).startswith(prefix) for label in r["labelsOrTypes"] or []):
+                drv.execute_query(f"DROP {kind} {q(r['name'])} IF EXISTS")
+                dropped += 1
+    return dropped
 
 
 def drop_baseline_constraints(drv: Any, labels: list[str]) -> None:

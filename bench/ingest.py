@@ -69,6 +69,7 @@ from bench._ingest_neo4j import (  # noqa: E402
     driver,
     drop_baseline_constraints,
     drop_collection,
+    drop_run_schema,
     wipe,
 )
 from bench._ingest_phases import _diff_trials, load_phase, push_orders  # noqa: E402
@@ -101,6 +102,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
             say(f"{run_id}: wiping bench labels {sorted(labels.values())} (+{BASELINE_SUFFIX}) and bench source records")
             wipe(drv, [*reversed(labels.values()), *reversed(base_labels.values())])
             drop_baseline_constraints(drv, list(base_labels.values()))
+            drop_run_schema(drv)
             worker.start()
             worker.wait_ready(120)
             say(f"worker pid {worker.proc and worker.proc.pid} on :{worker.port}, state {worker.state}; loading "
@@ -164,6 +166,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
                 say(f"worker log kept at {keep}")
             with cleanup_step(errors, "wipe ours"):
                 wipe(drv, list(reversed(labels.values())))
+                drop_run_schema(drv)
             with cleanup_step(errors, "topics"):
                 asyncio.run(_drop_topics(stack, run_id))
             with cleanup_step(errors, "weaviate collection"):
