@@ -176,13 +176,16 @@ class ExampleChecker:
         self, worker: ExtractionWorker, publish: Callable[[bytes], Awaitable[None]], quiet: float = 0.0
     ) -> bool:
         """Check the worker's contract if it is new and nothing is being replayed or deferred (the store holds the
-        version), and no record batch came in the last ``quiet`` seconds (a version can now arrive before its
-        records: a scan's files are profiled before they are sent, ``streams/connectors/file_profiles.py``);
+        version), no record batch came in the last ``quiet`` seconds and the version is at least that old (a
+        version can now arrive before its records: a scan's files are profiled before they are sent,
+        ``streams/connectors/file_profiles.py``; checked at once, a count ran on a type still empty);
         ``publish`` sends the report (agents/contract_reports.examples_update) to the contract writer. A check
         gives way to graph work that comes in meanwhile and goes on at the next quiet moment (False until done)."""
         contract = worker.contract
         if contract is None or not self.due(contract) or worker.busy(within=quiet):
             return False
+        if time.monotonic() - worker.contract_since < quiet:
+            return False  # its records may not have come in yet: a version's first batch can follow it by seconds
         def stop() -> bool:
             return worker.busy(within=quiet)
 

@@ -108,6 +108,7 @@ class ExtractionWorker:
         self.deferred = DeferredRecords() if deferred_limit is None else DeferredRecords(deferred_limit)
         self.tracker = BackfillTracker()
         self.contract: Contract | None = None
+        self.contract_since = float("-inf")  # monotonic time the current version (and content) arrived
         self.turns = WriteTurns()  # one writer at a time, new batches before a backfill's parts
         self._lock = self.turns.lock
         self._queue: asyncio.Queue[ReplayPlan] = asyncio.Queue()
@@ -219,6 +220,8 @@ class ExtractionWorker:
         # contract, so what this version adds to them needs a replay of its own.
         written = self.ingestor.ingested | self.tracker.pending() | self._queued
         plan = plan_replay(contract, diff, written, self.deferred.sources())
+        if previous is None or (previous.version, previous.content_hash) != (contract.version, contract.content_hash):
+            self.contract_since = time.monotonic()
         self.contract = contract
         self.ingestor.use(contract)
         covered = {s for s in contract.sources if covers(contract, s)}

@@ -228,3 +228,18 @@ def test_a_backfill_whose_replay_fails_runs_again_from_the_log_and_the_loop_live
             await task
 
     asyncio.run(run())
+
+
+def test_the_time_a_version_arrived_is_kept_until_another_comes(tmp_path: Path) -> None:
+    """``contract_since`` (the example queries wait for a version to be that old): set by a new version or new
+    content, not by the same contract received again (a republished report, history re-read)."""
+    w = new_worker(RecordingGraph(), Log(), tmp_path / "state.json")
+    assert w.contract_since == float("-inf")
+    w.on_contract(contract(artist_covered=False))
+    first = w.contract_since
+    assert first > float("-inf")
+    w.contract_since = 0.0
+    w.on_contract(contract(artist_covered=False))
+    assert w.contract_since == 0.0  # the same version and content: unchanged
+    w.on_contract(contract(artist_covered=True))
+    assert w.contract_since >= first > 0.0
