@@ -56,8 +56,8 @@ class Neo4jChunks:
 
     def _ensure_record_index(self) -> None:
         """An index on ``(source, record_id)``: a batch's chunks replace those of its records, found by these two
-        properties; without it each batch scanned every Chunk node (TPC-H SF 0.1: 43-130 ms a batch with 70,000
-        chunks, ~15 ms with it, and the scan grew with the graph)."""
+        properties; without it each batch scanned every Chunk node (measured with 70,000 chunks, about what TPC-H SF 0.1
+        holds: 43-130 ms a batch, ~15 ms with the index; the scan grew with the graph)."""
         if self._chunk_index_ready:
             return
         name = "esc_chunk_record_" + hashlib.sha1(self._chunk().encode()).hexdigest()[:12]
