@@ -55,15 +55,10 @@ def wipe(drv: Any, labels: list[str], batch: int = 2_000) -> None:
 
 
 def drop_run_schema(drv: Any, prefix: str = "escbench-") -> int:
-    """The constraints and indexes of bench runs' namespaced labels (a worker's keys, its chunks' index): left
-    behind, each makes Neo4j's next schema change slower (``tests/integration/worker.py`` ``wipe_graph``)."""
-    dropped = 0
-    for kind, shown in (("CONSTRAINT", "CONSTRAINTS"), ("INDEX", "INDEXES")):  # constraints first: they own indexes
-        for r in drv.execute_query(f"SHOW {shown} YIELD name, labelsOrTypes RETURN name, labelsOrTypes").records:
-            if any(str(label).startswith(prefix) for label in r["labelsOrTypes"] or []):
-                drv.execute_query(f"DROP {kind} {q(r['name'])} IF EXISTS")
-                dropped += 1
-    return dropped
+    """The constraints and indexes of bench runs' namespaced labels (a worker's keys, its chunks' index)."""
+    from tests.integration.worker import drop_schema
+
+    return drop_schema(drv, prefix)
 
 
 def drop_baseline_constraints(drv: Any, labels: list[str]) -> None:

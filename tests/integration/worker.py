@@ -75,11 +75,23 @@ _ACTIVE: list[Worker] = []
 CREATED: list[Worker] = []  # every worker made, for the graph wipe after each test (conftest.py)
 
 
+def drop_schema(driver: Any, prefix: str) -> int:
+    """Drop the constraints, then the indexes left (a chunk label's record index), of labels starting with
+    ``prefix``; returns how many. Left behind, each makes Neo4j's next schema change slower (measured: ~11 ms a
+    constraint on an empty schema, ~30-45 ms with 3,000-6,000 left by earlier runs)."""
+    dropped = 0
+    for kind, shown in (("CONSTRAINT", "CONSTRAINTS"), ("INDEX", "INDEXES")):  # constraints own their indexes
+        for r in driver.execute_query(f"SHOW {shown} YIELD name, labelsOrTypes RETURN name, labelsOrTypes").records:
+            if any(str(label).startswith(prefix) for label in r["labelsOrTypes"] or []):
+                driver.execute_query(f"DROP {kind} $name IF EXISTS", name=r["name"])
+                dropped += 1
+    return dropped
+
+
 def wipe_graph(driver: Any, namespace: str) -> int:
-    """Delete the nodes of one app's graph (labels starting with ``namespace``) and drop its constraints and indexes; returns
-    how many were dropped. Deleting the nodes alone leaves a uniqueness constraint per label behind, and Neo4j's
-    cost of creating a constraint grows with the number it already has (measured: ~11 ms each on an empty schema,
-    ~30-45 ms with 3,000-6,000 left by earlier runs), so a run after many others measured the leftovers."""
+    """Delete the nodes of one app's graph (labels starting with ``namespace``) and drop its constraints and
+    indexes (``drop_schema``); returns how many of those were dropped. Deleting the nodes alone leaves a uniqueness
+    constraint per label behind, so a run after many others measured the leftovers."""
     if not namespace:
         raise ValueError("wipe_graph needs an app's label namespace: an empty one would match every label")
     with driver.session() as session:
@@ -88,21 +100,7 @@ def wipe_graph(driver: Any, namespace: str) -> int:
             "IN TRANSACTIONS OF 10000 ROWS",
             ns=namespace,
         ).consume()
-    names = [
-        r["name"]
-        for r in driver.execute_query("SHOW CONSTRAINTS YIELD name, labelsOrTypes RETURN name, labelsOrTypes").records
-        if any(str(label).startswith(namespace) for label in r["labelsOrTypes"] or [])
-    ]
-    for name in names:
-        driver.execute_query("DROP CONSTRAINT $name IF EXISTS", name=name)
-    indexes = [  # what is left once the constraints (and their indexes) are gone: the chunks' record index
-        r["name"]
-        for r in driver.execute_query("SHOW INDEXES YIELD name, labelsOrTypes RETURN name, labelsOrTypes").records
-        if any(str(label).startswith(namespace) for label in r["labelsOrTypes"] or [])
-    ]
-    for name in indexes:
-        driver.execute_query("DROP INDEX $name IF EXISTS", name=name)
-    return len(names) + len(indexes)
+    return drop_schema(driver, namespace)
 
 
 def dump_stacks() -> None:
