@@ -135,16 +135,19 @@ class Worker:
             return bytes(resp.read())
 
     def wait_ready(self, timeout: float) -> None:
+        """Until ``/readyz`` answers 200: the worker reads records (the Faust worker's consumer joined its group and
+        recovered its tables, ~5 s after the process answers ``/healthz``), so a load's clock starts on a running
+        service, as the baselines' starts on a connected writer."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.alive():
                 raise RuntimeError(f"worker exited (code {self.proc and self.proc.returncode})\n{self.tail()}")
             try:
-                self.get("/healthz", timeout=1.0)
+                self.get("/readyz", timeout=1.0)
                 return
-            except OSError:
+            except OSError:  # not answering yet, or 503 (urllib's HTTPError)
                 time.sleep(0.5)
-        raise TimeoutError(f"worker /healthz not answering after {timeout:.0f}s\n{self.tail()}")
+        raise TimeoutError(f"worker /readyz not 200 after {timeout:.0f}s\n{self.tail()}")
 
     def metrics(self) -> dict[str, Any]:
         from prometheus_client.parser import text_string_to_metric_families

@@ -382,7 +382,11 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
 
     def ready() -> dict[str, Any]:
         w = runtime.get("worker")
-        return readiness(DEPENDENCIES, agent_step, w.tracker if w else None)
+        return readiness(DEPENDENCIES, agent_step, w.tracker if w else None, started="started" in runtime)
+
+    @app.task
+    async def started() -> None:
+        runtime["started"] = True  # Faust starts app tasks once the first recovery completed: records flow
 
     def contract_in_use() -> Contract | None:
         w = runtime.get("worker")

@@ -1,6 +1,7 @@
 """``/readyz``: is the worker doing its job? ``/healthz`` only says the process is alive.
 
-Ready means every dependency answers (Kafka by a TCP probe every ``PROBE_SECONDS``; Neo4j and Weaviate as their
+Ready means the worker has started (its Kafka consumer joined the group and its tables are recovered: records
+are being read), every dependency answers (Kafka by a TCP probe every ``PROBE_SECONDS``; Neo4j and Weaviate as their
 calls see them, ``agents.stores.resilient``), the contract agent is not stuck in one step, and a pending backfill
 moved within ``STUCK_SECONDS``. Not ready answers 503 with the reasons.
 """
@@ -20,9 +21,11 @@ PROBE_SECONDS = 1.0
 
 
 def readiness(
-    deps: Mapping[str, Dependency], agent: StepWatch | None = None, backfill: BackfillTracker | None = None
+    deps: Mapping[str, Dependency], agent: StepWatch | None = None, backfill: BackfillTracker | None = None,
+    started: bool = True,
 ) -> dict[str, Any]:
-    reasons = [f"{name} unreachable for {d.snapshot()['for_seconds']} s" for name, d in sorted(deps.items()) if not d.up]
+    reasons = [] if started else ["starting: the Kafka consumer has not joined its group and recovered its tables yet"]
+    reasons += [f"{name} unreachable for {d.snapshot()['for_seconds']} s" for name, d in sorted(deps.items()) if not d.up]
     if agent is not None and agent.check(STUCK_SECONDS):
         reasons.append(f"contract agent stuck at '{agent.step}' for {agent.seconds():.0f} s")
     stalled = backfill.stalled_for() if backfill is not None else 0.0

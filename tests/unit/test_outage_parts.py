@@ -266,3 +266,10 @@ def test_a_write_waiting_out_an_outage_keeps_the_worker_busy() -> None:
         return during, worker.busy()
 
     assert asyncio.run(scenario()) == (True, False)
+
+
+def test_a_worker_is_not_ready_until_it_has_started_consuming() -> None:
+    dep = Dependency("kafka-start")
+    starting = readiness({"kafka-start": dep}, started=False)
+    assert starting["ready"] is False and starting["reasons"][0].startswith("starting:")
+    assert readiness({"kafka-start": dep}, started=True) == {**starting, "ready": True, "reasons": []}
