@@ -161,3 +161,45 @@ def test_a_profiled_files_records_go_through_the_runtimes_sender_and_a_refusal_f
     completions = sorted((c.source, c.records) for k, c in rec.sent if k == "complete")
     assert completions == [("customers", 7), ("orders", 300)]
     assert rec.watcher._load_keys("orders.csv") == sent["orders.csv"]  # what a later deletion retracts
+
+
+def test_a_scans_files_are_profiled_two_at_a_time_the_largest_first(tmp_path: Path) -> None:
+    from esc.streams.connectors.file_profiles import FILES_AT_ONCE
+
+    others = "customer_id,name\n" + "".join(f"{i},Other {i}\n" for i in range(5))
+    data, state = _drop(tmp_path, **{"a.csv": CUSTOMERS, "b.csv": ORDERS, "c.csv": others})
+    rec = Recorder(data, state)
+    started: list[str] = []
+    running: list[int] = [0, 0]  # now, at most
+
+    async def hook(sf: SourceFile, digest: str, offset: int) -> tuple[int, dict[str, int]] | None:
+        started.append(sf.rel)
+        running[0] += 1
+        running[1] = max(running)
+        try:
+            await asyncio.sleep(0.05)  # the child's work: the next file may start meanwhile
+            return await rec.profile(sf, digest, offset)
+        finally:
+            running[0] -= 1
+
+    rec.watcher.profile_file = hook
+    asyncio.run(rec.watcher.scan_once())
+    assert started[0] == "b.csv" and running[1] == FILES_AT_ONCE == 2  # the largest first, two at once, not three
+    assert sorted(c.file for kind, c in rec.sent if kind == "complete") == ["a.csv", "b.csv", "c.csv"]
+    assert rec.kinds() == ["profile", "complete", "scan", "record"]
+    assert len(rec.records()) == 7 + 300 + 5 and all(m.profiled for m in rec.records())
+
+
+def test_a_new_folder_among_the_changed_paths_still_ends_the_scan_before_any_record(tmp_path: Path) -> None:
+    # Files dropped into a running worker's folder in a new subfolder: the change events name the folder too.
+    # It is not a file to profile; the scan must still end after the profiles, not after every record was sent
+    # (then each record was deferred until the contract came, and written again in a backfill).
+    data, state = _drop(tmp_path)
+    rec = Recorder(data, state)
+    sub = data / "tables"
+    sub.mkdir()
+    (sub / "orders.csv").write_text(ORDERS)
+    (sub / "customers.csv").write_text(CUSTOMERS)
+    asyncio.run(rec.watcher._deliver_changes({sub, sub / "orders.csv", sub / "customers.csv"}))
+    assert rec.kinds() == ["profile", "complete", "scan", "record"]
+    assert len(rec.records()) == 307 and all(m.profiled for m in rec.records())
