@@ -40,6 +40,7 @@ from esc.agents.vector_outbox import VectorOutbox, VectorWriter, run_writer
 from esc.contract.model import Contract
 from esc.settings import Settings
 from esc.streams import ce_binding, topics
+from esc.streams.connectors.file_profiles import FILES_AT_ONCE
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
 from esc.streams.runtime import log_limits, rebalance_reread, recovery_watch
@@ -189,7 +190,9 @@ def build_app(settings: Settings, data_dir: Path | None = None) -> faust.App:
     seen.profiles_topic = profiles_topic
     seen.producer = worker_id(str(state.resolve())).decode()
 
-    profiler = ProfilePool()  # profiling runs in a child process (streams/runtime/profile_pool.py)
+    # profiling runs in child processes (streams/runtime/profile_pool.py): record batches one at a time (the seen
+    # gate), a scan's files FILES_AT_ONCE at once (the second child is spawned only when two files are)
+    profiler = ProfilePool(FILES_AT_ONCE)
 
     async def profile_events(events: list[Any]) -> None:
         # One delta per source for a whole batch, whatever partitions it spans; its watermark names every
