@@ -50,13 +50,6 @@ FILES_AT_ONCE = 2
 lineitem alone takes ~10 s of the ~14 s its eight files take one after another."""
 
 
-def _size(item: tuple[SourceFile, str]) -> int:
-    try:
-        return item[0].path.stat().st_size
-    except OSError:
-        return 0
-
-
 class FileProfiles(FileBatches):
     """The first pass of a scan (mixed into ``FileWatcher``, which provides the attributes declared here)."""
 
@@ -94,9 +87,10 @@ class FileProfiles(FileBatches):
             async with gate:
                 return await hook(sf, digest, offsets[sf.rel])
 
-        # the largest files start first (the gate lets them in in this order), so the scan waits for the longest
-        # one alone instead of it after the others; completions go out in the scan's order
-        runs = {sf.rel: asyncio.ensure_future(profiled(sf, d)) for sf, d in sorted(todo, key=_size, reverse=True)}
+        # the largest files start first (the gate lets them in in this order; the paths come smallest first,
+        # ``folder_files.delivery_order``), so the scan waits for the longest one alone instead of it after the
+        # others; completions go out in the scan's order
+        runs = {sf.rel: asyncio.ensure_future(profiled(sf, d)) for sf, d in reversed(todo)}
         try:
             for sf, digest in todo:
                 got = await runs[sf.rel]
