@@ -6,10 +6,10 @@ loop idle 75 % of the load, the Neo4j round trips half of it). Here the agent qu
 goes on taking and planning the next ones while it is written (at most ``depth`` batches queued: memory and
 back-pressure stay bounded); writes stay one at a time, in the order the batches were planned.
 
-At-least-once is kept: Faust's ``take_events`` acknowledges a batch when the agent asks for the next one, which is
-now before the batch is written, so its events are held (marked acknowledged, so that acknowledgement counts for
-nothing: ``faust.types.tuples.Message.ack``) and acknowledged to the consumer only after their write returned. A
-write that fails leaves its events unacknowledged and raises in the agent at the next batch (or at the stop); a
+At-least-once is kept: the batches' take (``faust_take.py``, as Faust's ``take_events``) acknowledges a batch when
+the agent asks for the next one, which is now before the batch is written, so its events are held (marked
+acknowledged, so that acknowledgement counts for nothing: ``faust.types.tuples.Message.ack``) and acknowledged to
+the consumer only after their write returned. A write that fails leaves its events unacknowledged and raises in the agent at the next batch (or at the stop); a
 batch that a revocation overlapped is never acknowledged by this worker (the next owner reads it again, as
 ``seen_table.SharedSeen.batch`` does for batches cut by a rebalance). The stop drains the write under way
 (``writer_fence.WriterFence``).
