@@ -71,7 +71,7 @@ async def _take(
                 await stream.wait(room)  # not more than ``max_`` held: the agent takes these first
         except asyncio.CancelledError:
             raise
-        except Exception as exc:
+        except Exception as exc:  # any error of a processor crashes the stream, as in Faust's take
             log.exception("error adding to the take buffer: %r", exc)
             await stream.crash(exc)
         return value
