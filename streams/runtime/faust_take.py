@@ -29,11 +29,9 @@ log = logging.getLogger(__name__)
 def take_while_busy(
     stream: Any, max_: int, within: float, generation: Callable[[], int] | None = None
 ) -> AsyncGenerator[list[Any], None]:
-    """Batches of at most ``max_`` events of ``stream``: full ones at once, others after ``within`` seconds."""
+    """Batches of at most ``max_`` events of ``stream``: full ones at once, others after ``within`` s."""
     agen = _take(stream, max_, within, generation or (lambda: 0))
-    active = getattr(
-        stream, "_active_agens", None
-    )  # Faust closes the generators it tracks when the stream stops
+    active = getattr(stream, "_active_agens", None)  # Faust closes the take generators it tracks at its stop
     if active is not None:
         active.add(agen)
     return agen
@@ -52,10 +50,8 @@ async def _take(
         nonlocal gathered_in
         now = generation()
         if now != gathered_in:
-            for e in events:
-                e.message.acked = (
-                    True  # never acknowledged by this worker: read again by the partition's owner
-                )
+            for e in events:  # never acknowledged by this worker: read again by the partition's owner
+                e.message.acked = True
             gathered_in = now
 
     async def add(value: Any) -> Any:
