@@ -6,7 +6,8 @@ therefore what the stream's drainer gathers in those ``within`` seconds, whateve
 the stack made batches of 717-5,000 records, and the store writes batches under 1,000 rows ~30 % slower per row than
 batches of 5,000 (README, issue 15). Here the next batch is gathered while the agent plans and waits for its write
 (the write-behind queue), so under load every batch is full; when idle a new record waits ``within`` seconds at most
-after the agent asks, as before.
+after the agent asks, as before. Measured (SF 0.05, alternating runs): 95-150 Neo4j transactions instead of
+339-346, the load ~4.5 % faster, all of it in the prose tables; Neo4j's time per row did not change (README).
 
 Acknowledgement is Faust's: a batch's events are acknowledged when the agent asks for the next batch (the records
 agent holds them until written, ``write_behind.py``). New here: events gathered across a revocation
