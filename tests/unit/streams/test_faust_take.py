@@ -80,7 +80,7 @@ def test_the_next_batch_fills_while_the_agent_holds_one() -> None:
 
     async def main() -> None:
         stream = FakeStream()
-        batches = take_while_busy(stream, 5, within=0.05)
+        batches = take_while_busy(stream, 5, within=0.5)
         await stream.arrive(3)
         first = await anext(batches)  # three, after ``within``
         assert [e.value for e in first] == [0, 1, 2]
@@ -89,7 +89,7 @@ def test_the_next_batch_fills_while_the_agent_holds_one() -> None:
         t0 = loop.time()
         second = await anext(batches)
         assert [e.value for e in second] == [3, 4, 5, 6, 7]  # full: at once, not after ``within``
-        assert loop.time() - t0 < 0.04
+        assert loop.time() - t0 < 0.25
         assert stream.acked == [0, 1, 2]  # the first batch is acknowledged when the agent asks for the next
         third = await anext(batches)  # the rest, after ``within``
         assert [e.value for e in third] == [8, 9]
@@ -107,11 +107,10 @@ def test_no_more_than_a_batch_is_held_while_the_agent_is_busy() -> None:
         batches = take_while_busy(stream, 4, within=0.05)
         await stream.arrive(1)
         await anext(batches)
-        stream._queue.put_nowait(1)
-        for i in range(2, 10):
+        for i in range(1, 10):
             stream._queue.put_nowait(i)
         await asyncio.sleep(0.02)
-        assert stream._queue.qsize() == 5  # four gathered, the fifth in the drainer waiting for room
+        assert stream._queue.qsize() == 5  # four gathered (the drainer waits for room after the fourth): 5..9 queued
         second = await anext(batches)
         assert [e.value for e in second] == [1, 2, 3, 4]
         third = await anext(batches)
@@ -137,12 +136,7 @@ def test_events_gathered_across_a_revocation_are_never_acknowledged_here() -> No
         await stream.arrive(2, start=4)
         second = await anext(batches)
         assert [e.value for e in second] == [2, 3, 4, 5]
-        assert [e.message.acked for e in second] == [
-            True,
-            True,
-            False,
-            False,
-        ]  # 2, 3: never acknowledged here
+        assert [e.message.acked for e in second] == [True, True, False, False]  # 2, 3: never acknowledged here
         assert [e.message.acked for e in first] == [False, False]
         await batches.aclose()
         assert stream.acked == [0, 1, 4, 5]
