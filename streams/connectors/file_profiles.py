@@ -100,9 +100,7 @@ class FileProfiles(FileBatches):
                 records, conflicts = got
                 self._profiled[sf.rel] = digest
                 scan = self._scan_members(sf.rel, [sf.source])
-                done = SourceComplete.for_file(
-                    sf.rel, {sf.source: records}, digest, scan, {sf.source: conflicts}
-                )
+                done = SourceComplete.for_file(sf.rel, {sf.source: records}, digest, scan, {sf.source: conflicts})
                 await self._complete(done)
         finally:
             for run in runs.values():

@@ -9,10 +9,10 @@ back-pressure stay bounded); writes stay one at a time, in the order the batches
 At-least-once is kept: the batches' take (``faust_take.py``, as Faust's ``take_events``) acknowledges a batch when
 the agent asks for the next one, which is now before the batch is written, so its events are held (marked
 acknowledged, so that acknowledgement counts for nothing: ``faust.types.tuples.Message.ack``) and acknowledged to
-the consumer only after their write returned. A write that fails leaves its events unacknowledged and raises in the agent at the next batch (or at the stop); a
-batch that a revocation overlapped is never acknowledged by this worker (the next owner reads it again, as
-``seen_table.SharedSeen.batch`` does for batches cut by a rebalance). The stop drains the write under way
-(``writer_fence.WriterFence``).
+the consumer only after their write returned. A write that fails leaves its events unacknowledged and raises in
+the agent at the next batch (or at the stop); a batch that a revocation overlapped is never acknowledged by this
+worker (the next owner reads it again, as ``seen_table.SharedSeen.batch`` does for batches cut by a rebalance).
+The stop drains the write under way (``writer_fence.WriterFence``).
 """
 
 from __future__ import annotations
