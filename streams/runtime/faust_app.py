@@ -44,6 +44,7 @@ from esc.streams.connectors.file_profiles import FILES_AT_ONCE
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
 from esc.streams.runtime import log_limits, rebalance_reread, recovery_watch
+from esc.streams.runtime.await_chains import await_chains, consumer_state
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
 from esc.streams.runtime.deferred_table import SharedDeferred, worker_id
 from esc.streams.runtime.faust_drain import patch_faust_drain_in_place
@@ -426,4 +427,13 @@ def run_worker(settings: Settings, data_dir: Path | None, loglevel: str = "info"
     asyncio.run(ensure_topics(settings, topics.WORKER))  # visible to the consumer before it subscribes
     app = build_app(settings, data_dir)
     tune_gc()
-    faust.Worker(app, loglevel=loglevel, quiet=True).execute_from_commandline()
+    Worker(app, loglevel=loglevel, quiet=True).execute_from_commandline()
+
+
+class Worker(faust.Worker):
+    """Faust's worker; SIGUSR1 also logs every await chain down to its wait point (``await_chains.py``)."""
+
+    def _on_sigusr1(self) -> None:
+        super()._on_sigusr1()
+        log.warning("where each task and async generator waits (SIGUSR1):\n%s", await_chains())
+        log.warning("the consumer's partitions (SIGUSR1):\n%s", consumer_state(self.app.consumer))

@@ -61,14 +61,21 @@ def _size(path: Path) -> int:
 def wait_points(dump: str) -> str:
     """A stack dump (faulthandler's threads, mode's asyncio tasks with their locals) cut to a header per stack and
     its frames' ``File ..., line ..., in ...`` lines."""
-    keep = []
+    keep: list[str] = []
+    chains: list[list[str]] = []  # the worker's await chains (await_chains.py): last, those through ESC's code
+    chain: list[str] | None = None  # the one being read
     for line in dump.splitlines():
         s = line.strip()
-        if s.startswith(("Thread 0x", "Current thread 0x", "Stack for <Task")):
+        if s.startswith(("Await chain of ", "Consumer")):  # what the worker adds to the dump (await_chains.py)
+            chain = [s[:200]]
+            chains.append(chain)
+        elif s.startswith(("Thread 0x", "Current thread 0x", "Stack for <Task")):
+            chain = None
             keep.append(s[:200])
         elif s.startswith("File \"") and ", line " in s:
-            keep.append("  " + s[:200])
-    return "\n".join(keep)
+            (keep if chain is None else chain).append("  " + s[:200])
+    ours = [c for c in chains if c[0].startswith("Consumer") or any("/esc/" in line for line in c[1:])]
+    return "\n".join(keep + [line for c in ours for line in c])
 
 
 _ACTIVE: list[Worker] = []

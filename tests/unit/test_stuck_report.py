@@ -32,3 +32,21 @@ def test_a_stopped_workers_log_is_shown_whole_as_its_last_lines(tmp_path: Path) 
     report = stuck_report(log)
     assert "contract v1 published" in report and "self = <Agent" in report  # not running: nothing was dumped now
     assert stuck_report(None) == "(no worker log)"
+
+
+CHAINS = """Await chain of task Task-56:
+  File "/w/esc/streams/runtime/faust_app.py", line 296, in records
+  File "/w/esc/streams/runtime/write_behind.py", line 80, in submit
+Await chain of task Task-9:
+  File "/x/mode/services.py", line 878, in _execute_task
+"""
+
+
+def test_await_chains_through_our_code_come_last_and_others_are_left_out() -> None:
+    lines = wait_points(CHAINS + DUMP).splitlines()
+    assert lines[-3:] == [
+        "Await chain of task Task-56:",
+        '  File "/w/esc/streams/runtime/faust_app.py", line 296, in records',
+        '  File "/w/esc/streams/runtime/write_behind.py", line 80, in submit',
+    ]
+    assert "Await chain of task Task-9:" not in lines and lines[0].startswith("Thread 0x")
