@@ -1,10 +1,10 @@
 """After a rebalance every partition is read again from its committed offset, and nothing a rebalance overtook is
-committed (two shims for faust-streaming 0.15 with aiokafka 0.14).
+committed (shims for faust-streaming 0.15 with aiokafka 0.14 and mode 0.4).
 
 Found with two workers loading TPC-H (``bench/ingest.py --workers 2 --sf 0.01``: no contract within 430 s while
 one worker published v1 in 62 s). Records that no worker ever profiled nor wrote had their offsets committed, so
 the partition's owner after the rebalance (the same worker) resumed after them; their source never reached the
-record count its end-of-file announced and no contract was published. Two ways, both seen in one run or the next:
+record count its end-of-file announced and no contract was published. Four ways, each seen in one run or another:
 
 1. Faust's stream skips a message it reads while a rebalance is under way (flow control suspended) or whose fetch
    generation is older than the consumer's, and *acknowledges* what it skips ("otherwise the lag would increase").
@@ -21,13 +21,24 @@ record count its end-of-file announced and no contract was published. Two ways, 
    assumes a partition's offsets grow, dropped the next deltas of those partitions as re-delivered; dropped
    without seeking again, the records of such a fetch that did come from the new position were lost.)
 
+4. Faust's recovery resumes the flow to read the tables' changelogs, then resumes the stream partitions, seeks
+   them to their committed offsets, and resumes the flow once more (and again when its standby recovery starts):
+   mode's ``FlowControlEvent.resume`` clears every stream queue each time, flowing or not. Records fetched after
+   the seek were in a queue then, their read offsets recorded: dropped, read by nobody, never committed past.
+   Found with two workers, one leaving in the middle of an ingest (``tests/integration/test_two_workers.py``, ~1 run
+   in 3): the contract agent's queue lost profile updates 29..44 of its partition; a source whose completion was
+   among such lost updates never settled, and no contract was ever published.
+
 So: an acknowledgement counts only for a message fetched in the consumer generation that is current and not being
 revoked (``install`` records the generation each rebalance starts from), and after the seek to the committed
 offsets, every partition without a committed offset (other than tables' changelogs, which recovery positions) is
 sought to its earliest offset, as ``auto_offset_reset=earliest`` says; the records of a fetch that overlapped a
-seek are dropped and their partition sought again to the seek's position (read again from there, in order), and no other fetched message is dropped as
-read before (a message read twice is harmless here, one never read is not). Whatever a rebalance overtook is read again;
-profiling drops re-reads through the seen-index and writes are idempotent.
+seek are dropped and their partition sought again to the seek's position (read again from there, in order), and no
+other fetched message is dropped as read before (a message read twice is harmless here, one never read is not);
+resuming a flow that is not suspended leaves the queues alone (what is in them was fetched while flowing, and its
+read offsets are recorded; a suspended flow's queues are still cleared when it resumes: their partitions are
+sought after the rebalance). Whatever a rebalance overtook is read again; profiling drops re-reads through the
+seen-index and writes are idempotent.
 """
 
 from __future__ import annotations
@@ -35,6 +46,7 @@ from __future__ import annotations
 from typing import Any
 
 from faust.transport.consumer import Consumer, ensure_TP
+from mode.utils.queues import FlowControlEvent
 
 SOUGHT = "_esc_sought"
 """Consumer attribute: where the last seek put each partition (its committed offset, else its earliest)."""
@@ -65,6 +77,7 @@ def install(app: Any) -> None:
     _patch_ack()
     _patch_seek()
     _patch_getmany()
+    _patch_resume()
 
 
 def _patch_ack() -> None:
@@ -154,3 +167,19 @@ def _patch_getmany() -> None:
     getmany._esc_reread = True  # type: ignore[attr-defined]
     getmany.__wrapped__ = original  # type: ignore[attr-defined]
     Consumer.getmany = getmany  # type: ignore[method-assign]
+
+
+def _patch_resume() -> None:
+    original = FlowControlEvent.resume
+    if getattr(original, "_esc_reread", False):
+        return
+
+    def resume(self: Any) -> None:
+        """mode's ``FlowControlEvent.resume``, which clears the queues, only when the flow was suspended."""
+        if self.is_active():
+            return  # flowing: the queues hold records fetched since, whose read offsets are recorded (point 4)
+        original(self)
+
+    resume._esc_reread = True  # type: ignore[attr-defined]
+    resume.__wrapped__ = original  # type: ignore[attr-defined]
+    FlowControlEvent.resume = resume  # type: ignore[method-assign]

@@ -227,3 +227,27 @@ def test_records_of_a_fetch_that_overlapped_a_seek_are_read_again_from_the_seek(
 
     assert asyncio.run(run()) == [(P2, 7600), (CHANGELOG, 56)]
     assert c.position[P2] == 0 and c.position[P3] == 8  # sought again where the seek put them: read again in order
+
+
+def test_resuming_a_flowing_flow_keeps_the_queues_and_a_suspended_one_still_clears_them() -> None:
+    """Point 4: faust's recovery seeks the stream partitions, then resumes the flow that has been flowing since it
+    read the changelogs; mode's resume cleared the queues, so records fetched after the seek (read offsets
+    recorded) were read by nobody. A resume after a suspension still clears: those partitions are sought again."""
+    from mode.utils.queues import FlowControlEvent, FlowControlQueue
+
+    async def main() -> tuple[int, int]:
+        rebalance_reread.install(app(1))
+        flow = FlowControlEvent(initially_suspended=True)
+        queue: FlowControlQueue[int] = FlowControlQueue(flow_control=flow, clear_on_resume=True)
+        flow.resume()  # recovery: the changelogs are read
+        for offset in (29, 30, 31):  # fetched after the seek, while flowing
+            queue.put_nowait(offset)
+        flow.resume()  # recovery: streams resumed after the seek
+        kept = queue.qsize()
+        flow.suspend()  # the next rebalance
+        flow.resume()
+        return kept, queue.qsize()
+
+    kept, after_suspension = asyncio.run(main())
+    assert kept == 3  # faust's own resume leaves 0 here
+    assert after_suspension == 0
