@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
+from collections.abc import AsyncIterator
 
 from esc.streams.runtime.await_chains import await_chains
 
 
-async def _batches() -> object:
+async def _batches() -> AsyncIterator[int]:
     while True:
         await asyncio.sleep(3600)  # the wait point the dump must name
         yield 1
@@ -32,7 +34,9 @@ def test_the_chain_goes_into_the_async_generator_an_agent_iterates() -> None:
     agent = dump.split("Await chain of task agent:\n", 1)[1].split("Await chain of", 1)[0]
     assert ", in _consumer" in agent
     gen = dump.split("Await chain of async generator _batches (running):\n", 1)[1].split("Await chain of", 1)[0]
-    assert f'File "{__file__}", line 12, in _batches' in gen and "in sleep" in gen
+    lines, first = inspect.getsourcelines(_batches)
+    wait_line = first + next(i for i, line in enumerate(lines) if "sleep(3600)" in line)
+    assert f'File "{__file__}", line {wait_line}, in _batches' in gen and "in sleep" in gen
 
 
 def test_the_consumer_state_names_each_partitions_offsets_and_pauses() -> None:
