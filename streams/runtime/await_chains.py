@@ -3,9 +3,8 @@
 mode's task dump on SIGUSR1 stops at the first ``async for`` (an ``async_generator_asend`` has no link to its
 generator), so a records agent waiting inside its batching generator or the write-behind queue showed only
 ``await coro``. ``await_chains`` follows every task's await chain through coroutines and lists every unfinished
-async generator with its own chain, so each wait point is named by file, line and function. ``consumer_state``
-adds what an idle agent cannot show: per partition, whether it is paused and how far it was fetched, read and
-committed (a partition read far past its committed offset while its agent idles lost records on the way).
+async generator with its own chain, so each wait point is named by file, line and function (the worker's dump
+adds ``consumer_state.partition_lines``: what an idle agent cannot show).
 """
 
 from __future__ import annotations
@@ -45,35 +44,3 @@ def _chain(obj: Any, limit: int = 40) -> str:
         nxt = getattr(obj, "cr_await", None) or getattr(obj, "ag_await", None) or getattr(obj, "gi_yieldfrom", None)
         obj = nxt
     return "\n".join(lines) if lines else "  (no frame)"
-
-
-def consumer_state(consumer: Any) -> str:
-    """Per assigned partition: paused (by Faust, by aiokafka), buffered (a full stream queue), the fetch position,
-    Faust's last read offset and committed offset. Read from the consumer thread's objects without a lock: a
-    diagnostic snapshot, not a consistent one."""
-    try:
-        tps = sorted(consumer.assignment())
-    except Exception as exc:  # a dump must not fail on a consumer that is not started or is stopping
-        return f"Consumer: no assignment ({exc!r})"
-    aio = getattr(getattr(consumer, "_thread", None), "_consumer", None)
-    states = aio._subscription.subscription.assignment if aio is not None and aio._subscription.subscription else None
-    active = consumer._active_partitions
-    lines = [f"Consumer: {len(tps)} partitions, flow active {consumer.flow_active}"]
-    for tp in tps:
-        state = states.state_value(tp) if states is not None else None
-        position = state.position if state is not None and state.has_valid_position else None
-        flags = [
-            name
-            for name, on in (
-                ("paused", tp in consumer._paused_partitions),
-                ("aiokafka-paused", state is not None and state.paused),
-                ("buffered", tp in consumer._buffered_partitions),
-                ("inactive", active is not None and tp not in active),
-            )
-            if on
-        ]
-        lines.append(
-            f"Consumer partition {tp.topic}/{tp.partition}: position {position}, read {consumer._read_offset.get(tp)}, "
-            f"committed {consumer._committed_offset.get(tp)}" + "".join(f" {flag}" for flag in flags)
-        )
-    return "\n".join(lines)

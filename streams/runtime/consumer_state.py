@@ -1,7 +1,8 @@
 """What the consumer knows about some partitions, for the log lines of the watches (``recovery_watch.py``,
 ``stream_watch.py``): aiokafka's fetch position, paused flag, end offset, buffered records and in-flight fetches;
 Faust's read offset and whether it fetches the partition (active), paused it, or took it out for a full stream
-buffer; whether the flow is active. Private attributes of faust-streaming 0.15 and aiokafka 0.14."""
+buffer; whether the flow is active. Private attributes of faust-streaming 0.15 and aiokafka 0.14. ``partition_lines``:
+the same for every assigned partition, a line each (the worker's SIGUSR1 dump, ``await_chains.py``)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,27 @@ def consumer_state(consumer: Any, tps: list[Any]) -> dict[str, Any]:
     except Exception as exc:  # diagnostics only
         state["aiokafka"] = repr(exc)
     return state
+
+
+def partition_lines(consumer: Any) -> str:
+    """A line per assigned partition: fetch position, Faust's read and committed offsets, and the flags that are
+    set (a partition read far past its committed offset while its agent idles lost records on the way)."""
+    try:
+        tps = sorted(consumer.assignment())
+    except Exception as exc:  # diagnostics only: a consumer not started or stopping
+        return f"Consumer: no assignment ({exc!r})"
+    state = consumer_state(consumer, tps)
+    faust, kafka = state.get("faust"), state.get("aiokafka")
+    rows = kafka.get("partitions", {}) if isinstance(kafka, dict) else {}
+    lines = [f"Consumer: {len(tps)} partitions, flow active {state['flow_active']}"
+             + ("" if isinstance(faust, dict) else f", Faust's state unread: {faust}")
+             + ("" if isinstance(kafka, dict) else f", aiokafka's state unread: {kafka}")]  # fmt: skip
+    for tp in tps:
+        f = faust.get(str(tp), {}) if isinstance(faust, dict) else {}
+        k = rows.get(str(tp), {})
+        flags = [name for name, on in (("paused", f.get("paused")), ("aiokafka-paused", k.get("paused")),
+                                       ("buffer-full", f.get("buffer_full")), ("inactive", f.get("active") is False),
+                                       ("fetched-unread", k.get("buffered"))) if on]  # fmt: skip
+        where = f"position {k.get('position')}, read {f.get('read_offset')}, committed {f.get('committed')}"
+        lines.append(f"Consumer partition {tp.topic}/{tp.partition}: {where}" + "".join(f" {x}" for x in flags))
+    return "\n".join(lines)

@@ -44,8 +44,9 @@ from esc.streams.connectors.file_profiles import FILES_AT_ONCE
 from esc.streams.events import DeadLetter, RecordEnvelope
 from esc.streams.push import PUSH_STAGE
 from esc.streams.runtime import log_limits, rebalance_reread, recovery_watch
-from esc.streams.runtime.await_chains import await_chains, consumer_state
+from esc.streams.runtime.await_chains import await_chains
 from esc.streams.runtime.compat import patch_faust_commit_floor, patch_faust_for_aiokafka_014
+from esc.streams.runtime.consumer_state import partition_lines
 from esc.streams.runtime.deferred_table import SharedDeferred, worker_id
 from esc.streams.runtime.faust_drain import patch_faust_drain_in_place
 from esc.streams.runtime.faust_folder import folder_task
@@ -436,4 +437,4 @@ class Worker(faust.Worker):
     def _on_sigusr1(self) -> None:
         super()._on_sigusr1()
         log.warning("where each task and async generator waits (SIGUSR1):\n%s", await_chains())
-        log.warning("the consumer's partitions (SIGUSR1):\n%s", consumer_state(self.app.consumer))
+        log.warning("the consumer's partitions (SIGUSR1):\n%s", partition_lines(self.app.consumer))

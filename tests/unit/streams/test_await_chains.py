@@ -37,30 +37,3 @@ def test_the_chain_goes_into_the_async_generator_an_agent_iterates() -> None:
     lines, first = inspect.getsourcelines(_batches)
     wait_line = first + next(i for i, line in enumerate(lines) if "sleep(3600)" in line)
     assert f'File "{__file__}", line {wait_line}, in _batches' in gen and "in sleep" in gen
-
-
-def test_the_consumer_state_names_each_partitions_offsets_and_pauses() -> None:
-    from types import SimpleNamespace
-
-    from faust.types import TP
-
-    from esc.streams.runtime.await_chains import consumer_state
-
-    p0, p1 = TP("t.profiles", 0), TP("t.records", 1)
-    aio_state = {p0: SimpleNamespace(has_valid_position=True, position=124, paused=False),
-                 p1: SimpleNamespace(has_valid_position=False, position=None, paused=True)}  # fmt: skip
-    assignment = SimpleNamespace(state_value=aio_state.__getitem__)
-    aio = SimpleNamespace(_subscription=SimpleNamespace(subscription=SimpleNamespace(assignment=assignment)))
-    consumer = SimpleNamespace(
-        assignment=lambda: {p0, p1}, _thread=SimpleNamespace(_consumer=aio), _active_partitions={p0},
-        flow_active=True, _paused_partitions=set(), _buffered_partitions=set(),
-        _read_offset={p0: 123}, _committed_offset={p0: 40},
-    )  # fmt: skip
-    lines = consumer_state(consumer).splitlines()
-    assert lines == [
-        "Consumer: 2 partitions, flow active True",
-        "Consumer partition t.profiles/0: position 124, read 123, committed 40",
-        "Consumer partition t.records/1: position None, read None, committed None aiokafka-paused inactive",
-    ]
-    broken = SimpleNamespace(assignment=lambda: (_ for _ in ()).throw(RuntimeError("not started")))
-    assert consumer_state(broken).startswith("Consumer: no assignment")
