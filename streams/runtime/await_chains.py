@@ -41,6 +41,5 @@ def _chain(obj: Any, limit: int = 40) -> str:
             lines.append(f'  File "{frame.f_code.co_filename}", line {frame.f_lineno}, in {frame.f_code.co_name}')
         elif not lines or not lines[-1].endswith(type(obj).__name__):
             lines.append(f"  ({type(obj).__name__})")
-        nxt = getattr(obj, "cr_await", None) or getattr(obj, "ag_await", None) or getattr(obj, "gi_yieldfrom", None)
-        obj = nxt
+        obj = getattr(obj, "cr_await", None) or getattr(obj, "ag_await", None) or getattr(obj, "gi_yieldfrom", None)
     return "\n".join(lines) if lines else "  (no frame)"
