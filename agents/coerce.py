@@ -169,11 +169,54 @@ _TO: dict[str, Any] = {
 }
 
 
+MEMO_MAX = 1 << 16
+"""Distinct strings remembered per type (:func:`coerce`, :func:`coerce_lenient`); a full memo starts again."""
+_MISS = object()
+_MEMOS: dict[str, dict[str, Any]] = {t: {} for t in _TO if t not in _TEXTUAL}
+_LENIENT_MEMOS: dict[str, dict[str, Any]] = {t: {} for t in _TO if t not in _TEXTUAL}
+
+
+class _Failed:
+    """A memoised mismatch: its message, raised as a new :class:`CoercionError` each time."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
+def _remember(memo: dict[str, Any], value: str, result: Any) -> Any:
+    if len(memo) >= MEMO_MAX:
+        memo.clear()
+    memo[value] = result
+    return result
+
+
 def coerce(value: Any, type_: PhysicalType | str) -> Any:
     """``value`` as the graph value of a field of physical type ``type_``; ``None`` stays ``None``.
 
     An empty or blank string is ``None`` for every non-text type. Raises :class:`CoercionError` on a mismatch.
+    Strings (what CSV cells and most payload values are) are converted once per distinct value and type: the
+    planner coerces every key, foreign-key and attribute value of every record, mostly repeats.
     """
+    if value.__class__ is str:
+        if type_ in _TEXTUAL:
+            return value
+        memo = _MEMOS.get(type_)
+        if memo is not None:
+            hit = memo.get(value, _MISS)
+            if hit is _MISS:
+                try:
+                    hit = _remember(memo, value, _coerce(value, type_))
+                except CoercionError as exc:
+                    hit = _remember(memo, value, _Failed(str(exc)))
+            if hit.__class__ is _Failed:
+                raise CoercionError(hit.message)
+            return hit
+    return _coerce(value, type_)
+
+
+def _coerce(value: Any, type_: PhysicalType | str) -> Any:
     if value is None:
         return None
     if isinstance(value, str) and type_ not in _TEXTUAL and not value.strip():
@@ -184,6 +227,19 @@ def coerce(value: Any, type_: PhysicalType | str) -> Any:
 
 def coerce_lenient(value: Any, type_: PhysicalType | str) -> Any:
     """Like :func:`coerce`, but a value that does not fit keeps its own (JSON-able) form."""
+    if value.__class__ is str:
+        if type_ in _TEXTUAL:
+            return value
+        memo = _LENIENT_MEMOS.get(type_)
+        if memo is not None:
+            hit = memo.get(value, _MISS)
+            if hit is _MISS:
+                try:
+                    hit = _coerce(value, type_)
+                except CoercionError:
+                    hit = value
+                _remember(memo, value, hit)
+            return hit
     try:
         return coerce(value, type_)
     except CoercionError:

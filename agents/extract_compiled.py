@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from esc.agents.type_nodes import TypePlan, compile_types
 from esc.contract.fk_match import folded_entities
@@ -73,6 +74,11 @@ class SourcePlan:
     document: bool = False  # a text/markdown/PDF source: its text is always chunked
     fold_key: bool = False  # a case-folded foreign key references this entity: its key values are folded
     types: tuple[TypePlan, ...] = ()  # further entity types over the source (agents/type_nodes.py)
+
+    @cached_property
+    def key_fields(self) -> tuple[tuple[str, str, str], ...]:
+        """The key as (value field, key name, type) triples, as ``_key_values`` reads them."""
+        return tuple((n, n, t) for n, t in self.key)
 
 
 def _names(contract: Contract, fids: Sequence[str]) -> list[tuple[str, str, str]] | None:

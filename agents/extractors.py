@@ -116,7 +116,7 @@ def _key_values(values: dict[str, Any], key: Sequence[tuple[str, str, str]]) -> 
 def _entity_key(sp: SourcePlan, env: RecordEnvelope, prov: SourceRecordRef) -> dict[str, Any] | str:
     if not sp.key:
         return {RECORD_KEY: prov.record_id}
-    key = _key_values(env.payload, [(n, n, t) for n, t in sp.key])
+    key = _key_values(env.payload, sp.key_fields)
     return fold_key(key) if sp.fold_key and isinstance(key, dict) else key
 
 
@@ -237,9 +237,11 @@ def plan(envelopes: Iterable[RecordEnvelope], contract: Contract) -> Plan:
         if isinstance(key, str):
             out.dead.append(_dead(env, key, prov))
             continue
-        props = {
-            n: coerce_lenient(env.payload[n], t) for n, t in sp.attributes if env.payload.get(n) is not None
-        }
+        payload = env.payload
+        props = {}
+        for n, t in sp.attributes:
+            if (v := payload.get(n)) is not None:
+                props[n] = coerce_lenient(v, t)
         out.entities.append(build(EntityWrite, label=sp.label, key=key, properties=props, provenance=prov,
                                   contract_version=version))  # fmt: skip
         out.keys.add((sp.label, tuple(key)))

@@ -33,5 +33,18 @@ def to_property(value: Any) -> Any:
     return json.dumps(value, sort_keys=True, default=str, ensure_ascii=False)
 
 
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def to_properties(values: dict[str, Any]) -> dict[str, Any]:
-    return {k: to_property(v) for k, v in values.items() if v is not None}
+    """``to_property`` of every value that is not null (a plain string, float, bool or 64-bit int as it is,
+    without the call: the planner's values almost always are)."""
+    lo, hi = _INT64
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        c = v.__class__
+        if c is str or c is float or c is bool or (c is int and lo <= v <= hi):
+            out[k] = v
+        elif v is not None:
+            out[k] = to_property(v)
+    return out

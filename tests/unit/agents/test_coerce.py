@@ -89,3 +89,41 @@ def test_lenient_keeps_values_that_do_not_fit() -> None:
     assert coerce_lenient({"a": [1, 2]}, "string") == '{"a": [1, 2]}'
     assert coerce_lenient(Decimal("2.5"), "string") == "2.5"
     assert coerce_lenient(Decimal("2.5"), "null") == "2.5"
+
+
+def test_a_remembered_string_gives_the_same_value_and_a_remembered_mismatch_raises_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Strings are coerced once per distinct value and type: the second answer (and the second refusal, a new
+    error each time) is the first one's; a full memo starts again."""
+    from esc.agents import coerce as module
+
+    for memo in (*module._MEMOS.values(), *module._LENIENT_MEMOS.values()):
+        memo.clear()
+    calls: list[tuple[Any, str]] = []
+    real = module._coerce
+
+    def counted(value: Any, type_: str) -> Any:
+        calls.append((value, type_))
+        return real(value, type_)
+
+    monkeypatch.setattr(module, "_coerce", counted)
+    assert [coerce(" 7 ", "int") for _ in range(3)] == [7, 7, 7]
+    assert [coerce("7", "float") for _ in range(2)] == [7.0, 7.0]
+    errors = []
+    for _ in range(2):
+        with pytest.raises(CoercionError, match="int") as info:
+            coerce("seven", "int")
+        errors.append(info.value)
+    assert errors[0] is not errors[1] and str(errors[0]) == str(errors[1])
+    assert coerce(" ", "date") is None and coerce(" ", "date") is None
+    assert [coerce_lenient("seven", "int") for _ in range(2)] == ["seven", "seven"]
+    assert [coerce_lenient("8", "int") for _ in range(2)] == [8, 8]
+    assert calls == [(" 7 ", "int"), ("7", "float"), ("seven", "int"), (" ", "date"), ("seven", "int"), ("8", "int")]
+    # Other values are not remembered (True == 1 == 1.0 as dict keys, yet "true" and "1" are different strings).
+    assert coerce(True, "string") == "true" and coerce(1, "string") == "1" and coerce(1.0, "string") == "1"
+    assert coerce("x", "string") == "x" and coerce_lenient(" ", "text") == " "
+    monkeypatch.setattr(module, "MEMO_MAX", 2)
+    for v in ("1", "2", "3"):
+        coerce(v, "int")
+    assert list(module._MEMOS["int"]) == ["3"]
