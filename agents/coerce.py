@@ -169,7 +169,7 @@ _TO: dict[str, Any] = {
 }
 
 
-MEMO_MAX = 1 << 16
+MEMO_MAX = 1 << 14
 """Distinct strings remembered per type (:func:`coerce`, :func:`coerce_lenient`); a full memo starts again."""
 _MISS = object()
 _MEMOS: dict[str, dict[str, Any]] = {t: {} for t in _TO if t not in _TEXTUAL}

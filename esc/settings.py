@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     kafka_port: int = 9092
     kafka_controller_port: int = 9093
     neo4j_port: int = 7687
+    neo4j_page_cache_mb: int = Field(default=1024, ge=16,
+        description="page cache of the Neo4j that `esc stack up` starts (MiB; memory is taken as the store grows)",
+    )
     weaviate_port: int = 8080
     weaviate_grpc_port: int = 50051
     # Weaviate's internal cluster ports: gossip (and data = gossip + 1), raft (and its RPC = raft + 1).

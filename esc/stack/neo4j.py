@@ -14,7 +14,6 @@ from esc.stack.services import OPS_DIR, Service, StackError, java_binary, read_f
 
 READY_LINE = "ESC_NEO4J_READY"
 LAUNCHER = OPS_DIR / "neo4j" / "Launcher.java"
-PAGE_CACHE_BYTES = 128 * 1024 * 1024
 TX_TOTAL_BYTES = 1024 * 1024 * 1024
 """``dbms.memory.transaction.total.max``: all transactions together (the heap is 2 GiB, ops/neo4j/jvm.flags); a
 runaway query fails with a memory error instead of taking the server down."""
@@ -123,7 +122,7 @@ class Neo4j(Service):
             str(self.home),
             self.settings.host,
             str(self.settings.neo4j_port),
-            str(PAGE_CACHE_BYTES),
+            str(self.settings.neo4j_page_cache_mb * 1024 * 1024),
             str(TX_TOTAL_BYTES),
             str(TX_MAX_BYTES),
         ]

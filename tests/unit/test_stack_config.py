@@ -411,11 +411,17 @@ def test_weaviate_profiling_is_off_and_its_cluster_api_needs_a_stable_private_se
     assert path.stat().st_mode & 0o077 == 0
 
 
-def test_neo4j_transaction_memory_is_capped(settings: Settings) -> None:
+def test_neo4j_transaction_memory_is_capped_and_the_page_cache_is_a_setting(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from esc.stack.neo4j import TX_MAX_BYTES, TX_TOTAL_BYTES, Neo4j
 
     argv, _ = Neo4j(settings, say=lambda _: None).command()
     assert argv[-2:] == [str(TX_TOTAL_BYTES), str(TX_MAX_BYTES)] and 0 < TX_MAX_BYTES < TX_TOTAL_BYTES
+    assert argv[-3] == str(1024 * 1024 * 1024)  # the page cache: ESC_NEO4J_PAGE_CACHE_MB, 1 GiB by default
+    monkeypatch.setenv("ESC_NEO4J_PAGE_CACHE_MB", "256")
+    small = Neo4j(load(), say=lambda _: None).command()[0]
+    assert small[-3] == str(256 * 1024 * 1024)
     launcher = (Path(__file__).parents[2] / "ops" / "neo4j" / "Launcher.java").read_text()
     assert (
         "memory_transaction_global_max_size, txTotal" in launcher
