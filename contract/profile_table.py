@@ -14,6 +14,7 @@ one; anything else is text, whose values the profiler types one distinct value a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -56,35 +57,77 @@ def sequential_top(
     hashes: np.ndarray, valid: np.ndarray, raw: pa.Array, k: int, batch: int, reps: dict[str, Any]
 ) -> TopK:
     """The frequent values of a column as the record path leaves them: one Misra-Gries summary per batch of
-    ``batch`` rows, merged in order into the first."""
-    acc: TopK | None = None
-    n = len(hashes)
-    for start in range(0, n, batch):
-        v = valid[start : start + batch]
-        h = hashes[start : start + batch][v]
-        if not len(h):
-            continue
-        uh, first, counts = np.unique(h, return_index=True, return_counts=True)
-        if len(uh) > k:
-            cut = int(np.partition(counts, len(counts) - 1 - k)[len(counts) - 1 - k])
-            keep = np.nonzero(counts > cut)[0]
+    ``batch`` rows, merged in order into the first.
+
+    The valid cells are ranked by hash once and then sorted by (batch, rank); a batch's summary keeps the hashes
+    counted more often than its (k+1)-th largest count, less that count. A kept hash's representative is the
+    least canonical form of the strings it stands for in the batch: the one string when every cell of the column
+    with that hash holds the same (read once), else the batch's cells are read."""
+    rows = np.flatnonzero(valid)  # table rows of the valid cells, in order
+    if not len(rows):
+        return TopK.empty(k)
+    h = hashes[rows]
+    by_hash = np.argsort(h, kind="stable")
+    hs = h[by_hash]
+    firsts = np.r_[True, hs[1:] != hs[:-1]]
+    starts = np.flatnonzero(firsts)
+    uniq, totals = hs[starts], np.diff(np.r_[starts, len(hs)])
+    enc = raw.dictionary_encode()
+    codes = enc.indices.to_numpy(zero_copy_only=False)[rows][by_hash]
+    lo, hi = np.minimum.reduceat(codes, starts), np.maximum.reduceat(codes, starts)
+    code = np.where(lo == hi, lo, -1)  # the hash's one string (an index into the dictionary), or -1
+    texts: dict[int, str] = {}
+
+    def rep_of(one: int, cells: Callable[[], np.ndarray]) -> Any:
+        if one >= 0:
+            text = texts.get(one)
+            if text is None:
+                text = texts[one] = str(enc.dictionary[one].as_py())
+            values = {text}
         else:
-            cut, keep = 0, np.arange(len(uh))
-        rows = np.flatnonzero(v) + start  # table rows of this batch's valid cells, in order
+            values = {str(x) for x in raw.take(pa.array(cells())).to_pylist()}
+        rep: Any = None
+        for v in sorted(values):
+            r = reps.get(v)
+            if r is None:
+                r = reps[v] = canonical(v)
+            rep = r if rep is None else representative(rep, r)
+        return rep
+
+    if len(uniq) <= k:
+        # never more than k distinct hashes: no batch and no merge cuts, so the summary is the column's exact
+        # counts, each with the least representative over all its cells (a merge keeps the lesser of two)
+        return TopK(k, tuple(
+            (int(uniq[i]), rep_of(int(code[i]), lambda i=i: rows[by_hash[starts[i] : starts[i] + totals[i]]]),  # type: ignore[misc]
+             int(totals[i]))
+            for i in range(len(uniq))
+        ))  # fmt: skip
+    rank = np.empty(len(h), np.int64)
+    rank[by_hash] = np.cumsum(firsts) - 1
+    key = (rows // batch) * len(uniq) + rank
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    g_starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
+    counts = np.diff(np.r_[g_starts, len(ks)])
+    g_batch, g_rank = np.divmod(ks[g_starts], len(uniq))
+    b_starts = np.flatnonzero(np.r_[True, g_batch[1:] != g_batch[:-1]])
+    b_ends = np.r_[b_starts[1:], len(g_starts)]
+    acc: TopK | None = None
+    for s, e in zip(b_starts.tolist(), b_ends.tolist(), strict=True):
+        c = counts[s:e]
+        if e - s > k:
+            cut = int(np.partition(c, len(c) - 1 - k)[len(c) - 1 - k])
+            keep = (np.flatnonzero(c > cut) + s).tolist()
+        else:
+            cut, keep = 0, list(range(s, e))
+        if not keep and acc is not None:
+            continue  # an empty summary merges into any summary of at most k items as a no-op
         items = []
-        for i in keep.tolist():
-            hv = uh[i]
-            cells = rows[np.flatnonzero(h == hv)]
-            values = {str(x) for x in raw.take(pa.array(cells)).to_pylist()} if len(cells) > 1 else {
-                str(raw[int(rows[int(first[i])])].as_py())}
-            rep: Any = None
-            for s in sorted(values):
-                c = reps.get(s)
-                if c is None:
-                    c = reps[s] = canonical(s)
-                rep = c if rep is None else representative(rep, c)
-            items.append((int(hv), rep, int(counts[i]) - cut))
-        part = TopK(k, tuple(sorted(items, key=lambda t: t[0])))
+        for g in keep:
+            r = int(g_rank[g])
+            cells = lambda g=g: rows[order[g_starts[g] : g_starts[g] + counts[g]]]  # noqa: E731
+            items.append((int(uniq[r]), rep_of(int(code[r]), cells), int(counts[g]) - cut))  # type: ignore[misc]
+        part = TopK(k, tuple(items))  # sorted by hash: the groups of a batch are in rank order
         acc = part if acc is None else acc.merge(part)
     return acc if acc is not None else TopK.empty(k)
 

@@ -46,6 +46,28 @@ def test_profile_equals_the_record_paths_merged_batches(tmp_path: Path) -> None:
     assert fast.to_dict() == _merged_record_profile(f).to_dict()
 
 
+def test_frequent_values_follow_the_batches_when_strings_share_a_hash(tmp_path: Path) -> None:
+    # "3", "3.0" and "3.00" hash alike (one value written three ways); a value pushed out of the summary comes back
+    # with the batches after it (many distinct values, heavy hitters that change from batch to batch); a column of
+    # at most k distinct values keeps exact counts
+    lines = ["id,amount,few,heavy"]
+    for i in range(2600):
+        form = ("{}", "{}.0", "{}.00")[(i // 7) % 3]
+        amount = form.format(i % 60 if i % 4 else i)
+        few = form.format(i % 5)
+        heavy = str(i // 500) if i % 3 == 0 else form.format(i % 90)
+        lines.append(f"{i},{amount},{few},{heavy}")
+    f = tmp_path / "amounts.csv"
+    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (sf,) = scan(f)
+    got = read_csv_table(sf)
+    assert isinstance(got, CsvTable)
+    fast = profile_table(sf.source, got.table, sf.format, STREAM_CAPS, 500)
+    slow = _merged_record_profile(f)
+    assert fast.to_dict() == slow.to_dict()
+    assert len(fast.fields["few"].top.items) == 5 and len(fast.fields["amount"].top.items) > 0
+
+
 @pytest.mark.parametrize(
     ("text", "why"),
     [
