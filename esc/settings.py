@@ -82,7 +82,7 @@ class Settings(BaseSettings):
         default=1.0, ge=0.0,
         description="the contract agent re-infers keys and links of settled sources at most this often while their profiles only grow (0: at every change); a tick runs a due one",
     )
-    child_send: bool = Field(default=False, description="the Faust worker's profiling child sends a profiled CSV/TSV file's records itself (off: no gain measured beyond the noise in a later A/B)")
+    child_send: bool = Field(default=True, description="the Faust worker's profiling child sends a profiled CSV/TSV file's records itself (false: the worker reads them record by record)")
     max_fields: int = Field(
         default=MAX_FIELDS_PER_SOURCE, ge=1, description="fields per source; later names go to the _overflow map"
     )

@@ -84,7 +84,7 @@ def folder_task(
 
     if profiler is not None:
         watcher.profile_file = profile_file
-        if settings.child_send:  # off by default: see README (ESC_CHILD_SEND)
+        if settings.child_send:  # on by default: see README (ESC_CHILD_SEND)
             watcher.send_profiled = send_profiled
 
     async def watch() -> None:
