@@ -66,3 +66,16 @@ def test_the_ingest_bench_takes_the_backfill_phase_option() -> None:
     bench = pytest.importorskip("bench.ingest")
     assert bench.parse_args(["--backfill-records", "500"]).backfill_records == 500
     assert bench.parse_args([]).backfill_records == 0
+
+
+def test_the_same_graph_writer_before_esc_is_reported_beside_the_one_after(capsys: pytest.CaptureFixture[str]) -> None:
+    rep = pytest.importorskip("bench._ingest_report")
+    bench = pytest.importorskip("bench.ingest")
+    assert bench.parse_args(["--graph-baseline", "--graph-baseline-first"]).graph_baseline_first
+    assert not bench.parse_args(["--graph-baseline"]).graph_baseline_first
+    writer = {"records_per_s": 4000.0, "seconds": 200.0, "tables": {"lineitem": {"seconds": 150.0}}}
+    rep._report_baselines({"graph_baseline_before": {**writer, "records_per_s": 3000.0}, "graph_baseline": writer,
+                           "ratio_graph": 0.6, "ratio_graph_before": 0.8})
+    out = capsys.readouterr().out.splitlines()
+    assert "3000.0 records/s" in out[0] and "before ESC" in out[0] and "4000.0 records/s" in out[1]
+    assert out[2].endswith("0.600   (what the streaming pipeline costs on top)") and out[3].endswith("before ESC 0.800")
