@@ -175,7 +175,18 @@ def push_orders(worker: Worker, drv: Any, tpch: Path, label: str, n: int, rate: 
     return {"records": n, "rate_per_s": rate, "send_seconds": round(sent_s, 2),
             "seconds_to_last_upsert": round(time.perf_counter() - t0, 2),
             "sampled": {"n": len(lat), "p50_s": _r(pct(lat, 0.5)), "p95_s": _r(pct(lat, 0.95)),
-                        "max_s": _r(max(lat, default=None))}}
+                        "max_s": _r(max(lat, default=None))},
+            "sampled_by_send_time": by_send_time({k: sent[k] - t0 for k in sent if k in seen},
+                                                 {k: seen[k] - sent[k] for k in sent if k in seen})}
+
+
+def by_send_time(offsets: dict[int, float], latencies: dict[int, float], window: float = 2.0) -> list[dict[str, Any]]:
+    """The sampled latencies in windows of their send time (seconds into the push): where in the push a tail is."""
+    out: dict[int, list[float]] = {}
+    for k, at in offsets.items():
+        out.setdefault(int(at // window), []).append(latencies[k])
+    return [{"from_s": w * window, "n": len(v), "p95_s": _r(pct(v, 0.95)), "max_s": _r(max(v))}
+            for w, v in sorted(out.items())]
 
 
 async def _diff_trials(settings: Settings, run_id: str, trials: int, timeout: float) -> list[float | None]:

@@ -25,6 +25,20 @@ def _report_baselines(r: dict[str, Any]) -> None:
     if "ratio_graph_before" in r:
         print(f"  ratio ours/same-graph baseline before ESC {r['ratio_graph_before']:.3f}")
 
+def steady_lines(s: dict[str, Any]) -> list[str]:
+    sf, sm = s["freshness"], s["sampled"]
+    out = [f"  freshness, steady   p50 {show(sf, 'p50')} s  p95 {show(sf, 'p95')} s  ({sf['count']} upserts incl. any "
+           f"replay; {s['records']} pushed at {s['rate_per_s']}/s)   (target p95 <= 1 s)",
+           f"    sampled directly  p50 {sm['p50_s']} s  p95 {sm['p95_s']} s  max {sm['max_s']} s  (send -> node "
+           f"readable in Neo4j, every {SAMPLE_EVERY}th record, n={sm['n']})"]
+    if s.get("sampled_by_send_time"):
+        out.append("    by send time      " + ", ".join(f"{w['from_s']:g} s: p95 {w['p95_s']} max {w['max_s']}"
+                                                     for w in s["sampled_by_send_time"]))
+    if s.get("delay_s"):
+        out.append(f"    (pushed {s['delay_s']} s after the load)")
+    return out
+
+
 def backfill_line(b: dict[str, Any]) -> str:
     if "error" in b:
         return f"  freshness, backfill ! {b['error']}"
@@ -69,12 +83,7 @@ def report(r: dict[str, Any]) -> None:
     print(f"  freshness, load     p50 {show(fr, 'p50')} s  p95 {show(fr, 'p95')} s  ({fr['count']} upserts; from histogram "
           "buckets)")
     if "steady" in r:
-        s, sf = r["steady"], r["steady"]["freshness"]
-        sm = s["sampled"]
-        print(f"  freshness, steady   p50 {show(sf, 'p50')} s  p95 {show(sf, 'p95')} s  ({sf['count']} upserts incl. any "
-              f"replay; {s['records']} pushed at {s['rate_per_s']}/s)   (target p95 <= 1 s)")
-        print(f"    sampled directly  p50 {sm['p50_s']} s  p95 {sm['p95_s']} s  max {sm['max_s']} s  (send -> node "
-              f"readable in Neo4j, every {SAMPLE_EVERY}th record, n={sm['n']})")
+        print("\n".join(steady_lines(r["steady"])))
     if "backfill" in r:
         print(backfill_line(r["backfill"]))
     if "schema_diff" in r:

@@ -49,6 +49,7 @@ import resource
 import shutil
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -130,8 +131,12 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
             say(f"loaded in {res['load']['seconds']}s ({res['load']['records_per_s']} rec/s); steady phase")
             if args.steady_records:
                 before = written(m1, PREFIX + "orders")
+                if args.steady_delay:
+                    say(f"waiting {args.steady_delay} s before the steady push")
+                    time.sleep(args.steady_delay)
                 res["steady"] = push_orders(worker, drv, tpch, labels["orders"], args.steady_records,
                                             args.steady_rate, args.timeout)
+                res["steady"]["delay_s"] = args.steady_delay
                 m2, res["steady"]["metrics_settled_s"] = wait_metrics(
                     worker, lambda m: written(m, PREFIX + "orders") >= before + args.steady_records, 120.0)
                 res["steady"]["freshness"] = summary(minus(buckets(m2, "esc_freshness_seconds"),
@@ -238,6 +243,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed for the load (and steady) phase")
     ap.add_argument("--steady-records", type=int, default=5000, help="orders rows pushed after the load (0: skip)")
     ap.add_argument("--steady-rate", type=float, default=500.0, help="records/s of the steady phase")
+    ap.add_argument("--steady-delay", type=float, default=0.0,
+                    help="seconds to wait after the load before the steady push (0: at once, while the work the load "
+                         "leaves behind still runs: vectors catching up, the new version's example queries)")
     ap.add_argument("--worker-profile", default="", help="run the worker under cProfile, write the stats here "
                     "(diagnosis only: it slows the worker down)")
     ap.add_argument("--diff-trials", type=int, default=20, help="schema-diff latency trials (0: skip)")

@@ -79,3 +79,16 @@ def test_the_same_graph_writer_before_esc_is_reported_beside_the_one_after(capsy
     out = capsys.readouterr().out.splitlines()
     assert "3000.0 records/s" in out[0] and "before ESC" in out[0] and "4000.0 records/s" in out[1]
     assert out[2].endswith("0.600   (what the streaming pipeline costs on top)") and out[3].endswith("before ESC 0.800")
+
+
+def test_the_steady_samples_are_grouped_by_when_they_were_sent() -> None:
+    phases = pytest.importorskip("bench._ingest_phases")
+    rep = pytest.importorskip("bench._ingest_report")
+    bench = pytest.importorskip("bench.ingest")
+    assert bench.parse_args(["--steady-delay", "90"]).steady_delay == 90.0 and bench.parse_args([]).steady_delay == 0.0
+    windows = phases.by_send_time({1: 0.1, 2: 1.9, 3: 2.0, 4: 5.5}, {1: 0.3, 2: 1.5, 3: 0.2, 4: 0.4})
+    assert [(w["from_s"], w["n"], w["max_s"]) for w in windows] == [(0.0, 2, 1.5), (2.0, 1, 0.2), (4.0, 1, 0.4)]
+    steady = {"records": 4, "rate_per_s": 2.0, "sampled": {"n": 4, "p50_s": 0.3, "p95_s": 1.5, "max_s": 1.5},
+              "freshness": {"count": 4, "p50_s": 0.3, "p95_s": 1.4}, "sampled_by_send_time": windows, "delay_s": 90.0}
+    out = "\n".join(rep.steady_lines(steady))
+    assert "0 s: p95 1.5 max 1.5, 2 s: p95 0.2 max 0.2, 4 s: p95 0.4 max 0.4" in out and "pushed 90.0 s after" in out
