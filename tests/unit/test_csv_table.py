@@ -29,6 +29,18 @@ def _merged_record_profile(path: Path, batch: int = 500) -> SourceProfile:
     return out
 
 
+
+def _written(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _columnar_profile(path: Path, batch: int = 500) -> SourceProfile:
+    (sf,) = scan(path)
+    got = read_csv_table(sf)
+    assert isinstance(got, CsvTable)
+    return profile_table(sf.source, got.table, sf.format, STREAM_CAPS, batch)
+
 def test_profile_equals_the_record_paths_merged_batches(tmp_path: Path) -> None:
     # codes that look like ints but are not (007, +5), decimals, dates, repeated values across batches, nulls,
     # a mostly distinct text column: the frequent values depend on the 500-record batches and must follow them
@@ -37,13 +49,8 @@ def test_profile_equals_the_record_paths_merged_batches(tmp_path: Path) -> None:
         code = "007" if i % 97 == 0 else ("+5" if i % 89 == 0 else str(i % 40))
         note = f"note {i % 13}" if i % 3 else f"A longer sentence number {i}. It has two sentences, so it is text."
         lines.append(f"{i},{code},{i % 7},{(i % 50) / 4:.2f},2024-01-{i % 28 + 1:02d},\"{note}\",{'' if i % 5 else i}")
-    f = tmp_path / "things.csv"
-    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (sf,) = scan(f)
-    got = read_csv_table(sf)
-    assert isinstance(got, CsvTable)
-    fast = profile_table(sf.source, got.table, sf.format, STREAM_CAPS, 500)
-    assert fast.to_dict() == _merged_record_profile(f).to_dict()
+    f = _written(tmp_path / "things.csv", lines)
+    assert _columnar_profile(f).to_dict() == _merged_record_profile(f).to_dict()
 
 
 def test_frequent_values_follow_the_batches_when_strings_share_a_hash(tmp_path: Path) -> None:
@@ -57,14 +64,9 @@ def test_frequent_values_follow_the_batches_when_strings_share_a_hash(tmp_path: 
         few = form.format(i % 5)
         heavy = str(i // 500) if i % 3 == 0 else form.format(i % 90)
         lines.append(f"{i},{amount},{few},{heavy}")
-    f = tmp_path / "amounts.csv"
-    f.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    (sf,) = scan(f)
-    got = read_csv_table(sf)
-    assert isinstance(got, CsvTable)
-    fast = profile_table(sf.source, got.table, sf.format, STREAM_CAPS, 500)
-    slow = _merged_record_profile(f)
-    assert fast.to_dict() == slow.to_dict()
+    f = _written(tmp_path / "amounts.csv", lines)
+    fast = _columnar_profile(f)
+    assert fast.to_dict() == _merged_record_profile(f).to_dict()
     assert len(fast.fields["few"].top.items) == 5 and len(fast.fields["amount"].top.items) > 0
 
 
