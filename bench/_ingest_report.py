@@ -25,6 +25,7 @@ def _report_baselines(r: dict[str, Any]) -> None:
     if "ratio_graph_before" in r:
         print(f"  ratio ours/same-graph baseline before ESC {r['ratio_graph_before']:.3f}")
 
+
 def steady_lines(s: dict[str, Any]) -> list[str]:
     sf, sm = s["freshness"], s["sampled"]
     out = [f"  freshness, steady   p50 {show(sf, 'p50')} s  p95 {show(sf, 'p95')} s  ({sf['count']} upserts incl. any "

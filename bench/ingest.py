@@ -99,7 +99,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     errors: list[str] = []
     res["rss"] = {}
     if args.graph_baseline_first and not args.baseline_only:
-        # the same writer before ESC too: the first load on a freshly started Neo4j runs on a cold JVM and page cache
+        # the same writer before ESC too: otherwise ESC always has the first load on a freshly started Neo4j
         _run_graph_baseline(res, "graph_baseline_before", stack, drv, tpch, labels, errors, say)
     if not args.baseline_only:
         try:
@@ -212,7 +212,6 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     return res
 
 
-
 def _run_graph_baseline(res: dict[str, Any], key: str, stack: Any, drv: Any, tpch: Path, labels: dict[str, str],
                         errors: list[str], say: Callable[[str], None]) -> None:
     """The same-graph writer into its own labels (wiped before and after); its timings go to ``res[key]``."""
@@ -228,6 +227,7 @@ def _run_graph_baseline(res: dict[str, Any], key: str, stack: Any, drv: Any, tpc
         with cleanup_step(errors, "wipe graph baseline"):
             wipe_graph_baseline(drv, graph_labels)
 
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--sf", default="0.1", help="TPC-H scale factor (default 0.1)")
@@ -238,7 +238,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                          "FK edges) straight into Neo4j: ours / that is the streaming pipeline's own cost")
     ap.add_argument("--graph-baseline-first", action="store_true",
                     help="with --graph-baseline: run that writer before ESC too (ESC then does not have the first load "
-                         "on a freshly started Neo4j, a cold JVM); the ratio against each is printed")
+                         "on a freshly started Neo4j); the ratio against each is printed")
     ap.add_argument("--json", action="store_true", help="print one JSON document")
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds allowed for the load (and steady) phase")
     ap.add_argument("--steady-records", type=int, default=5000, help="orders rows pushed after the load (0: skip)")
