@@ -21,7 +21,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from esc.agents.mentions import EntityRef, Surface
@@ -83,14 +83,26 @@ def _rows(graph: GraphStore, label: str, props: Sequence[str]) -> Iterable[tuple
     return rows
 
 
-def build_surfaces(contract: Contract, graph: GraphStore) -> list[Surface]:
+class Stopped(RuntimeError):
+    """``build_surfaces`` was asked to stop between two reads (graph work came in); nothing is kept."""
+
+
+def build_surfaces(contract: Contract, graph: GraphStore, stop: Callable[[], bool] | None = None) -> list[Surface]:
+    """Every surface of the contract's naming values in ``graph``: one read per entity type and naming group, and
+    ``stop`` is asked before each (a read of every name takes seconds on a large graph and competes with the
+    writes; a background sync gives way between them and raises :class:`Stopped`)."""
+    def rows(label: str, props: Sequence[str]) -> Iterable[tuple[Any, ...]]:
+        if stop is not None and stop():
+            raise Stopped(f"graph work came in before {label}.{'+'.join(props)} was read")
+        return _rows(graph, label, props)
+
     vocab = Vocabulary(contract)
     out: list[Surface] = []
     for info in sorted(vocab.types.values(), key=lambda t: t.name):
         key = list(info.key) or [RECORD_KEY]
         n = len(key)
         for group in _names(info):
-            for row in _rows(graph, info.name, [*key, *group]):
+            for row in rows(info.name, [*key, *group]):
                 ref = EntityRef(info.name, entity_key(dict(zip(key, row[:n], strict=True))))
                 values = row[n:]
                 if not all(isinstance(v, str) and v.strip() for v in values):
@@ -100,7 +112,7 @@ def build_surfaces(contract: Contract, graph: GraphStore) -> list[Surface]:
                 else:
                     out.extend(_single(values[0].strip(), ref, group[0]))
         if len(info.key) == 1 and info.key[0] in info.attrs and info.attrs[info.key[0]].type == "string":
-            for (v,) in _rows(graph, info.name, info.key):
+            for (v,) in rows(info.name, info.key):
                 if isinstance(v, str) and _CODE.fullmatch(v.strip()):
                     ref = EntityRef(info.name, entity_key({info.key[0]: v}))
                     out.append(Surface(v.strip(), ref, info.key[0], v, 1.0, exact_case=True))

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from esc.agents.chunk_graph import MentionWrite, chunk_store
-from esc.agents.mention_dictionary import build_surfaces, fingerprint
+from esc.agents.mention_dictionary import Stopped, build_surfaces, fingerprint
 from esc.agents.mentions import MentionAutomaton
 from esc.agents.stores.base import GraphStore
 from esc.contract.model import Contract
@@ -60,9 +60,11 @@ class MentionLinker:
         self._synced = float("-inf")
         self._later: dict[str, int] = {}  # first chunk of a batch -> syncs it waited for its vector objects
 
-    def dictionary(self, graph: GraphStore, contract: Contract, hold: bool = False) -> tuple[MentionAutomaton, str]:
+    def dictionary(self, graph: GraphStore, contract: Contract, hold: bool = False,
+                   stop: Callable[[], bool] | None = None) -> tuple[MentionAutomaton, str]:  # fmt: skip
         """The dictionary for the contract and the graph's data; with ``hold``, one built for the same contract
-        is kept while the graph's new data is younger than ``REBUILD_SHARE`` allows."""
+        is kept while the graph's new data is younger than ``REBUILD_SHARE`` allows. ``stop`` is asked between the
+        build's reads (``build_surfaces``: :class:`Stopped`, the dictionary in use stays)."""
         state = (contract.content_hash, contract.version, graph.generation())
         age = time.monotonic() - self._built
         stale = state[2] is None and age > UNVERSIONED_TTL
@@ -71,7 +73,7 @@ class MentionLinker:
             return self.automaton, self._fp
         if self.automaton is None or state != self._state or stale:
             t0 = time.perf_counter()
-            surfaces = build_surfaces(contract, graph)
+            surfaces = build_surfaces(contract, graph, stop)
             self.automaton, self._fp, self._state = MentionAutomaton(surfaces), fingerprint(surfaces), state
             self._built = time.monotonic()
             self._build_seconds = time.perf_counter() - t0
@@ -83,8 +85,8 @@ class MentionLinker:
         """Link what the current dictionary has not linked; with ``every``, at most once per that many seconds.
         ``on_linked(chunk ids, mentions)`` runs before each batch is marked linked (the vector objects' entity
         refs, ``agents.mentions_vectors``): a failure there leaves the batch to link again. ``stop`` is asked
-        after each batch: when it says so (graph work came in) the sync ends there, and the next one goes on
-        with the chunks not linked yet."""
+        between the dictionary's reads and before each batch: when it says so (graph work came in) the sync ends
+        there, and the next one goes on with the chunks not linked yet (a dictionary cut short is read again)."""
         store = chunk_store(graph)
         result = LinkResult()
         if store is None or contract is None or time.monotonic() - self._synced < every:
@@ -93,9 +95,18 @@ class MentionLinker:
         if not store.chunk_rows("", 1):
             return result  # no prose at all: no dictionary to build
         t0 = time.perf_counter()
-        automaton, fp = self.dictionary(graph, contract, hold=every > 0)
+        try:
+            automaton, fp = self.dictionary(graph, contract, hold=every > 0, stop=stop)
+        except Stopped as exc:
+            log.info("mentions: %s (%.2f s into the dictionary); read again at the next sync", exc,
+                     time.perf_counter() - t0)  # fmt: skip
+            result.stopped = True
+            return result
         result.fingerprint = fp
         while True:
+            if stop is not None and stop():
+                result.stopped = True
+                break
             rows = store.chunks_to_link(fp, BATCH)
             if not rows:
                 break
@@ -119,9 +130,6 @@ class MentionLinker:
             store.replace_mentions([r.id for r in rows], writes, fp)
             result.chunks += len(rows)
             result.mentions += len(writes)
-            if stop is not None and stop():
-                result.stopped = True
-                break
         result.seconds = round(time.perf_counter() - t0, 3)
         if result.chunks:
             log.info("mentions: %d chunks linked, %d mentions (%.2f s)%s", result.chunks, result.mentions,

@@ -28,7 +28,7 @@ def test_data_only_changes_are_held_for_a_share_of_the_time(monkeypatch: pytest.
     monkeypatch.setattr(mention_linker, "time", SimpleNamespace(monotonic=lambda: clock[0], perf_counter=lambda: clock[0]))
     builds: list[int] = []
 
-    def build(contract: Contract, graph: Any) -> list[Any]:
+    def build(contract: Contract, graph: Any, stop: Any = None) -> list[Any]:
         builds.append(graph.gen)
         clock[0] += BUILD
         return []

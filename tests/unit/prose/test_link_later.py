@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,8 +41,9 @@ def test_chunks_without_vector_objects_wait_for_them(tmp_path: Path) -> None:
 
 
 def test_a_sync_gives_way_to_graph_work_and_the_next_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``stop`` is asked after each batch: when graph work came in the sync ends there (a batch linked, the rest
-    not), and the syncs after it link the rest: the same links as one sync that was never stopped."""
+    """``stop`` is asked before each batch: when graph work came in while one was linked, the sync ends there (a
+    batch linked, the rest not), and the syncs after it link the rest: the same links as one sync that was never
+    stopped."""
     shutil.copytree(PACK / "drop", tmp_path / "drop")
     pack = ingest_pack(tmp_path / "drop")
     try:
@@ -51,10 +53,16 @@ def test_a_sync_gives_way_to_graph_work_and_the_next_goes_on(tmp_path: Path, mon
         assert total >= 3 and links
         monkeypatch.setattr(mention_linker, "BATCH", 2)
         pack.graph.replace_mentions(ids, [], "stale")  # the graph forgets every link (a new dictionary)
-        first = pack.ingestor.link_mentions(stop=lambda: True)
+        marked = _count_calls(monkeypatch, pack.graph, "replace_mentions")
+
+        def sync() -> mention_linker.LinkResult:
+            before = marked[0]
+            return pack.ingestor.link_mentions(stop=lambda: marked[0] > before)  # work came in during a batch
+
+        first = sync()
         assert first.stopped and first.chunks == 2
         runs = 1
-        while (more := pack.ingestor.link_mentions(stop=lambda: True)).chunks:
+        while (more := sync()).chunks:
             assert more.chunks <= 2
             runs += 1
         assert runs == -(-total // 2) and not more.stopped
@@ -62,3 +70,38 @@ def test_a_sync_gives_way_to_graph_work_and_the_next_goes_on(tmp_path: Path, mon
     finally:
         pack.graph.close()
         pack.vectors.close()
+
+
+def test_a_sync_gives_way_between_the_dictionary_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reading every name for the dictionary takes seconds on a large graph: ``stop`` is asked before each read,
+    and a build cut short is dropped (no chunk marked with a partial dictionary); the next sync reads it again
+    and links as if never stopped."""
+    shutil.copytree(PACK / "drop", tmp_path / "drop")
+    pack = ingest_pack(tmp_path / "drop")
+    try:
+        links = graph_links(pack)
+        ids = sorted({c for chunks in links.values() for c in chunks})
+        pack.graph.replace_mentions(ids, [], "stale")
+        pack.ingestor.contract = pack.contract.model_copy(update={"version": 99})  # a new dictionary is due
+        reads = _count_calls(monkeypatch, pack.graph, "distinct_values")
+        cut = pack.ingestor.link_mentions(stop=lambda: reads[0] >= 1)  # work came in during the first read
+        assert cut.stopped and cut.chunks == 0 and reads[0] == 1
+        assert graph_links(pack) == {}
+        done = pack.ingestor.link_mentions(stop=lambda: False)
+        assert done.chunks > 0 and not done.stopped and reads[0] > 2  # read again, every read
+        assert graph_links(pack) == links
+    finally:
+        pack.graph.close()
+        pack.vectors.close()
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> list[int]:
+    count = [0]
+    real = getattr(obj, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(obj, name, counted)
+    return count
