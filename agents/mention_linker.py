@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from esc.agents.chunk_graph import MentionWrite, chunk_store
+from esc.agents.chunk_graph import ChunkStore, MentionWrite, chunk_store
 from esc.agents.mention_dictionary import Stopped, build_surfaces, fingerprint
 from esc.agents.mentions import MentionAutomaton
 from esc.agents.stores.base import GraphStore
@@ -33,6 +33,10 @@ REBUILD_SHARE = 0.1
 data is new) at most this share of the time: after a build of ``b`` seconds, not before ``b / REBUILD_SHARE``
 seconds (under a steady push every write changed the generation, and each rebuild reads every name in the graph).
 A drained runtime's sync (``every`` 0) always rebuilds."""
+GIVE_WAY = 3
+"""Syncs in a row that may give way to graph work before they linked anything; the next one reads its dictionary
+and links one batch whatever comes in (records arriving a little slower than the busy window must not starve
+the links)."""
 
 
 class LinkLater(RuntimeError):
@@ -59,6 +63,7 @@ class MentionLinker:
         self._build_seconds = 0.0  # what the last build took
         self._synced = float("-inf")
         self._later: dict[str, int] = {}  # first chunk of a batch -> syncs it waited for its vector objects
+        self._gave_way = 0  # syncs in a row that gave way before linking anything
 
     def dictionary(self, graph: GraphStore, contract: Contract, hold: bool = False,
                    stop: Callable[[], bool] | None = None) -> tuple[MentionAutomaton, str]:  # fmt: skip
@@ -86,7 +91,8 @@ class MentionLinker:
         ``on_linked(chunk ids, mentions)`` runs before each batch is marked linked (the vector objects' entity
         refs, ``agents.mentions_vectors``): a failure there leaves the batch to link again. ``stop`` is asked
         between the dictionary's reads and before each batch: when it says so (graph work came in) the sync ends
-        there, and the next one goes on with the chunks not linked yet (a dictionary cut short is read again)."""
+        there, and the next one goes on with the chunks not linked yet (a dictionary cut short is read again);
+        after ``GIVE_WAY`` syncs in a row that linked nothing, one links a batch before it asks."""
         store = chunk_store(graph)
         result = LinkResult()
         if store is None or contract is None or time.monotonic() - self._synced < every:
@@ -94,9 +100,18 @@ class MentionLinker:
         self._synced = time.monotonic()
         if not store.chunk_rows("", 1):
             return result  # no prose at all: no dictionary to build
+        result = self._link(store, graph, contract, every, on_linked, stop, patient=self._gave_way < GIVE_WAY)
+        self._gave_way = self._gave_way + 1 if result.stopped and not result.chunks else 0
+        return result
+
+    def _link(self, store: ChunkStore, graph: GraphStore, contract: Contract, every: float,
+              on_linked: Callable[[list[str], list[MentionWrite]], object] | None,
+              stop: Callable[[], bool] | None, patient: bool) -> LinkResult:  # fmt: skip
+        """``sync``'s dictionary and batches; not ``patient``: ``stop`` is asked only once a batch is linked."""
+        result = LinkResult()
         t0 = time.perf_counter()
         try:
-            automaton, fp = self.dictionary(graph, contract, hold=every > 0, stop=stop)
+            automaton, fp = self.dictionary(graph, contract, hold=every > 0, stop=stop if patient else None)
         except Stopped as exc:
             log.info("mentions: %s (%.2f s into the dictionary); read again at the next sync", exc,
                      time.perf_counter() - t0)  # fmt: skip
@@ -104,7 +119,7 @@ class MentionLinker:
             return result
         result.fingerprint = fp
         while True:
-            if stop is not None and stop():
+            if stop is not None and (patient or result.chunks) and stop():
                 result.stopped = True
                 break
             rows = store.chunks_to_link(fp, BATCH)

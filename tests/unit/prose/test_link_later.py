@@ -95,6 +95,28 @@ def test_a_sync_gives_way_between_the_dictionary_reads(tmp_path: Path, monkeypat
         pack.vectors.close()
 
 
+def test_syncs_that_always_give_way_still_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Records that keep coming a little slower than the busy window: every sync finds graph work at its first
+    question. After ``GIVE_WAY`` syncs in a row that linked nothing, one reads its dictionary and links a batch
+    before it asks, so the links still come (a sync every 5 s: one batch per 20 s at worst)."""
+    shutil.copytree(PACK / "drop", tmp_path / "drop")
+    pack = ingest_pack(tmp_path / "drop")
+    try:
+        links = graph_links(pack)
+        ids = sorted({c for chunks in links.values() for c in chunks})
+        total = len(pack.graph.chunk_rows("", 100_000))
+        monkeypatch.setattr(mention_linker, "BATCH", 2)
+        pack.graph.replace_mentions(ids, [], "stale")
+        pack.ingestor.contract = pack.contract.model_copy(update={"version": 99})  # a new dictionary is due
+        linked = [pack.ingestor.link_mentions(stop=lambda: True).chunks for _ in range(2 * (mention_linker.GIVE_WAY + 1))]
+        assert linked == ([0] * mention_linker.GIVE_WAY + [2]) * 2
+        while sum(linked) < total:
+            linked.append(pack.ingestor.link_mentions(stop=lambda: True).chunks)
+        assert graph_links(pack) == links
+    finally:
+        pack.graph.close()
+        pack.vectors.close()
+
 def _count_calls(monkeypatch: pytest.MonkeyPatch, obj: object, name: str) -> list[int]:
     count = [0]
     real = getattr(obj, name)
