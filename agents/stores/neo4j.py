@@ -372,11 +372,15 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         return [r.data() for r in records]
 
     def distinct_values(self, label: str, props: Sequence[str], limit: int) -> list[tuple[Any, ...]]:
+        """One record holding a list of the rows: the driver's per-record work in Python was most of a read (20,000
+        rows: 0.45-0.55 CPU-s, collected in Neo4j 0.014-0.03), and it runs in the worker beside the records path
+        (the mention dictionary, the query service's value index)."""
         cols = ", ".join(f"n.{ident(p)} AS v{i}" for i, p in enumerate(props))
         notnull = " AND ".join(f"n.{ident(p)} IS NOT NULL" for p in props)
-        rows = self.read(f"MATCH (n:{self._label(label)}) WHERE {notnull} RETURN DISTINCT {cols} LIMIT $limit",
-                         {"limit": int(limit)})  # fmt: skip
-        return [tuple(r[f"v{i}"] for i in range(len(props))) for r in rows]
+        vs = ", ".join(f"v{i}" for i in range(len(props)))
+        rows = self.read(f"MATCH (n:{self._label(label)}) WHERE {notnull} WITH DISTINCT {cols} LIMIT $limit "
+                         f"RETURN collect([{vs}]) AS rows", {"limit": int(limit)})  # fmt: skip
+        return [tuple(r) for r in rows[0]["rows"]] if rows else []
 
     def run_plan(self, plan: QueryPlan) -> list[PlanRow]:
         """Compile to parameterized Cypher (agents.query.cypher) and run it in a read transaction."""
