@@ -244,8 +244,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--steady-records", type=int, default=5000, help="orders rows pushed after the load (0: skip)")
     ap.add_argument("--steady-rate", type=float, default=500.0, help="records/s of the steady phase")
     ap.add_argument("--steady-delay", type=float, default=0.0,
-                    help="seconds to wait after the load before the steady push (0: at once, while the work the load "
-                         "leaves behind still runs: vectors catching up, the new version's example queries)")
+                    help="seconds to wait before the steady push once the load is in and its vectors caught up (0: at "
+                         "once, while background work may still run: the first mention links, example queries)")
     ap.add_argument("--worker-profile", default="", help="run the worker under cProfile, write the stats here "
                     "(diagnosis only: it slows the worker down)")
     ap.add_argument("--diff-trials", type=int, default=20, help="schema-diff latency trials (0: skip)")
