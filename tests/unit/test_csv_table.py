@@ -29,7 +29,6 @@ def _merged_record_profile(path: Path, batch: int = 500) -> SourceProfile:
     return out
 
 
-
 def _written(path: Path, lines: list[str]) -> Path:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -40,6 +39,7 @@ def _columnar_profile(path: Path, batch: int = 500) -> SourceProfile:
     got = read_csv_table(sf)
     assert isinstance(got, CsvTable)
     return profile_table(sf.source, got.table, sf.format, STREAM_CAPS, batch)
+
 
 def test_profile_equals_the_record_paths_merged_batches(tmp_path: Path) -> None:
     # codes that look like ints but are not (007, +5), decimals, dates, repeated values across batches, nulls,
