@@ -7,14 +7,16 @@ import time
 from collections.abc import Sequence
 
 from esc.agents import metrics
+from esc.agents.chunking import Chunk
 from esc.agents.embedding import Embedder
 from esc.agents.extractors import attach_vectors
 from esc.agents.stores.base import DeletesByRecord, VectorStore
 from esc.agents.types import TextObject
 
 
-def embedding_input(text: TextObject) -> str:
-    """What the embedder reads for a chunk: its context (headings, table header, field) in front of its text."""
+def embedding_input(text: TextObject | Chunk) -> str:
+    """What the embedder reads for a chunk (a text object, or a chunk before it is one): its context (headings,
+    table header, field) in front of its text."""
     return f"{text.context}\n{text.text}" if text.context else text.text
 
 

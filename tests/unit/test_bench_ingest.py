@@ -6,7 +6,10 @@ import math
 
 import pytest
 
-ingest = pytest.importorskip("bench._ingest_metrics")  # the helpers of bench/ingest.py
+from bench import _ingest_metrics as ingest  # the helpers of bench/ingest.py
+from bench import _ingest_phases as phases
+from bench import _ingest_report as rep
+from bench import ingest as bench
 
 INF = math.inf
 
@@ -52,7 +55,6 @@ def test_buckets_pick_the_labelled_series() -> None:
 
 
 def test_the_backfill_line_says_whether_the_figure_is_one_during_a_backfill() -> None:
-    rep = pytest.importorskip("bench._ingest_report")
     b = {"records": 100, "rate_per_s": 50.0, "source": "escbench_lineitem", "backfill_started_after_s": 1.2,
          "backfill_seconds": 80.0, "backfill_running_after_push": True,
          "sampled": {"n": 4, "p50_s": 0.3, "p95_s": 1.1, "max_s": 1.4}}
@@ -63,14 +65,11 @@ def test_the_backfill_line_says_whether_the_figure_is_one_during_a_backfill() ->
 
 
 def test_the_ingest_bench_takes_the_backfill_phase_option() -> None:
-    bench = pytest.importorskip("bench.ingest")
     assert bench.parse_args(["--backfill-records", "500"]).backfill_records == 500
     assert bench.parse_args([]).backfill_records == 0
 
 
 def test_the_same_graph_writer_before_esc_is_reported_beside_the_one_after(capsys: pytest.CaptureFixture[str]) -> None:
-    rep = pytest.importorskip("bench._ingest_report")
-    bench = pytest.importorskip("bench.ingest")
     assert bench.parse_args(["--graph-baseline", "--graph-baseline-first"]).graph_baseline_first
     assert not bench.parse_args(["--graph-baseline"]).graph_baseline_first
     writer = {"records_per_s": 4000.0, "seconds": 200.0, "tables": {"lineitem": {"seconds": 150.0}}}
@@ -82,9 +81,6 @@ def test_the_same_graph_writer_before_esc_is_reported_beside_the_one_after(capsy
 
 
 def test_the_steady_samples_are_grouped_by_when_they_were_sent() -> None:
-    phases = pytest.importorskip("bench._ingest_phases")
-    rep = pytest.importorskip("bench._ingest_report")
-    bench = pytest.importorskip("bench.ingest")
     assert bench.parse_args(["--steady-delay", "90"]).steady_delay == 90.0 and bench.parse_args([]).steady_delay == 0.0
     windows = phases.by_send_time({1: 0.1, 2: 1.9, 3: 2.0, 4: 5.5}, {1: 0.3, 2: 1.5, 3: 0.2, 4: 0.4})
     assert [(w["from_s"], w["n"], w["max_s"]) for w in windows] == [(0.0, 2, 1.5), (2.0, 1, 0.2), (4.0, 1, 0.4)]
