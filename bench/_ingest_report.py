@@ -20,6 +20,8 @@ def _report_baselines(r: dict[str, Any]) -> None:
         g = r[key]
         print(f"  baseline, same graph{g['records_per_s']:>10.1f} records/s  ({g['seconds']} s{when}; nodes, SourceRecord + "
               "DERIVED_FROM, FK edges; " + ", ".join(f"{t} {x['seconds']}s" for t, x in g["tables"].items()) + ")")
+        if g.get("cpu_seconds"):
+            print("    CPU during it " + ", ".join(f"{k} {v} s" for k, v in g["cpu_seconds"].items()))
     if "ratio_graph" in r:
         print(f"  ratio ours/same-graph baseline {r['ratio_graph']:.3f}   (what the streaming pipeline costs on top)")
     if "ratio_graph_before" in r:

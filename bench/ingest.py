@@ -221,7 +221,11 @@ def _run_graph_baseline(res: dict[str, Any], key: str, stack: Any, drv: Any, tpc
     try:
         with cleanup_step(errors, "wipe graph baseline (before)"):
             wipe_graph_baseline(drv, graph_labels)
+        cpu0 = cpu_snapshot(None, stack.state_dir / "stack")
         res[key] = run_baseline(stack.neo4j_uri, tpch, graph_labels, graph_baseline)
+        cpu1 = cpu_snapshot(None, stack.state_dir / "stack")
+        res[key]["cpu_seconds"] = {"writer": res[key].pop("writer_cpu_s"),
+                                   **{k: round(v - cpu0.get(k, 0.0), 1) for k, v in cpu1.items()}}
         res["rss"][key] = {"peak_mib": res[key].pop("peak_rss_mib")}
     finally:
         with cleanup_step(errors, "wipe graph baseline"):

@@ -21,7 +21,7 @@ from typing import Any
 from esc.agents import metrics
 from esc.agents.query.plan import PlanRow, QueryPlan
 from esc.agents.stores.base import GraphStore
-from esc.agents.stores.cypher import ident, to_properties
+from esc.agents.stores.cypher import Sent, ident, to_properties
 from esc.agents.stores.neo4j_chunks import Neo4jChunks
 from esc.agents.stores.neo4j_lanes import run_lanes, split_rows
 from esc.agents.stores.neo4j_statements import (
@@ -239,7 +239,7 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         """One transaction of a lane; retried right away (a few times, with a short random pause) when the server
         chose it as a deadlock's victim. Any other error, or a deadlock that keeps coming, goes to the caller."""
         for attempt in range(DEADLOCK_RETRIES + 1):
-            sent = list(rows)  # the driver keeps the parameters in a cycle: cleared below (see ``_exec``)
+            sent = Sent(rows)  # the driver keeps the parameters in a cycle: cleared below (see ``_exec``)
             try:
                 with self._driver.session(database=self._database) as session, session.begin_transaction() as tx:
                     tx.run(query, rows=sent).consume()
@@ -326,7 +326,7 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
         if rows:
             statements.append((
                 f"UNWIND $rows AS row CREATE (c:{canon}) SET c = row.props WITH c, row UNWIND row.sids AS sid "
-                f"MATCH (s:{self._sr} {{sid: sid}}) MERGE (c)-[:{DERIVED_FROM}]->(s)", {"rows": rows}))  # fmt: skip
+                f"MATCH (s:{self._sr} {{sid: sid}}) MERGE (c)-[:{DERIVED_FROM}]->(s)", {"rows": Sent(rows)}))  # fmt: skip
         groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = defaultdict(list)
         for u in upserts:
             for m in u.members:
@@ -339,7 +339,7 @@ class Neo4jGraphStore(Neo4jChunks, GraphStore):
             statements.append((
                 f"UNWIND $rows AS row MATCH (c:{canon} {{{ident(CID)}: row.cid}}) MATCH (m:{self._label(label)} "
                 f"{{{match}}}) MERGE (m)-[r:{ident(SAME_AS)}]->(c) SET r.score = row.score, r.evidence = row.evidence",
-                {"rows": params}))  # fmt: skip
+                {"rows": Sent(params)}))  # fmt: skip
 
         def work(tx: Any) -> None:
             for query, params in statements:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 
+from bench import _baselines as baselines
 from bench import _ingest_metrics as ingest  # the helpers of bench/ingest.py
 from bench import _ingest_phases as phases
 from bench import _ingest_report as rep
@@ -73,11 +75,27 @@ def test_the_same_graph_writer_before_esc_is_reported_beside_the_one_after(capsy
     assert bench.parse_args(["--graph-baseline", "--graph-baseline-first"]).graph_baseline_first
     assert not bench.parse_args(["--graph-baseline"]).graph_baseline_first
     writer = {"records_per_s": 4000.0, "seconds": 200.0, "tables": {"lineitem": {"seconds": 150.0}}}
-    rep._report_baselines({"graph_baseline_before": {**writer, "records_per_s": 3000.0}, "graph_baseline": writer,
+    after = {**writer, "cpu_seconds": {"writer": 61.5, "neo4j": 180.2}}  # (an older result has no CPU figures)
+    rep._report_baselines({"graph_baseline_before": {**writer, "records_per_s": 3000.0}, "graph_baseline": after,
                            "ratio_graph": 0.6, "ratio_graph_before": 0.8})
     out = capsys.readouterr().out.splitlines()
     assert "3000.0 records/s" in out[0] and "before ESC" in out[0] and "4000.0 records/s" in out[1]
-    assert out[2].endswith("0.600   (what the streaming pipeline costs on top)") and out[3].endswith("before ESC 0.800")
+    assert out[2].strip() == "CPU during it writer 61.5 s, neo4j 180.2 s"
+    assert out[3].endswith("0.600   (what the streaming pipeline costs on top)") and out[4].endswith("before ESC 0.800")
+
+
+def _busy_writer(uri: str, tpch: str, labels: dict[str, str], out: object) -> None:
+    """A stand-in writer (spawned): 0.3 CPU-s of work, then its result."""
+    import time
+
+    while time.process_time() < 0.3:
+        pass
+    out.put({"records_per_s": 1.0, "seconds": 0.3})  # type: ignore[attr-defined]
+
+
+def test_a_writer_s_own_cpu_seconds_are_reported() -> None:
+    result = baselines.run_baseline("bolt://unused", Path("."), {}, _busy_writer)
+    assert result["records_per_s"] == 1.0 and 0.3 <= result["writer_cpu_s"] < 5.0
 
 
 def test_the_steady_samples_are_grouped_by_when_they_were_sent() -> None:

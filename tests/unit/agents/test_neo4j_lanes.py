@@ -132,6 +132,7 @@ class _LaneDriver:
         import threading
 
         self.committed: list[list[Any]] = []
+        self.sent_types: list[type] = []  # the type of each list handed to ``run``
         self.deadlocks = deadlocks
         self.other = other
         self.lock = threading.Lock()
@@ -149,6 +150,7 @@ class _LaneDriver:
 
             def run(self, query: str, rows: list[Any]) -> Any:
                 with drv.lock:
+                    drv.sent_types.append(type(rows))
                     if drv.other is not None:
                         raise drv.other
                     if drv.deadlocks:
