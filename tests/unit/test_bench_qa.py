@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-qa = pytest.importorskip("bench.qa")
-from esc.agents.query.answer import Answer, Route  # noqa: E402
+from bench import qa
+from esc.agents.query.answer import Answer, Route
 
 
 def _s(q: dict[str, Any], answer: Any, route: Route = "lookup", confidence: float = 1.0) -> Any:
@@ -195,13 +195,19 @@ def test_question_files_order_and_filter(tmp_path: Path) -> None:
 
 
 def test_find_pack_reports_what_is_missing(tmp_path: Path) -> None:
-    assert "no " in qa.find_pack("chinook", tmp_path, "all")
+    def missing(which: str) -> str:
+        found = qa.find_pack("chinook", tmp_path, which)
+        assert isinstance(found, str), found  # a pack is found only when everything is there
+        return found
+
+    assert "no " in missing("all")
     root = tmp_path / "relational" / "chinook"
     (root / "drop").mkdir(parents=True)
-    assert "no question files" in qa.find_pack("chinook", tmp_path, "all")
+    assert "no question files" in missing("all")
     (root / "questions.jsonl").write_text('{"question": "q", "answer": 1}\n')
-    assert "no paraphrases.jsonl" in qa.find_pack("chinook", tmp_path, "paraphrases")
+    assert "no paraphrases.jsonl" in missing("paraphrases")
     pack = qa.find_pack("chinook", tmp_path, "all")
+    assert not isinstance(pack, str), pack
     assert pack.drop == root / "drop" and list(pack.sets) == ["questions"]
     assert qa.read_questions(pack.sets["questions"]) == [{"question": "q", "answer": 1}]
 
