@@ -8,10 +8,16 @@ from bench._ingest_metrics import show
 from bench._ingest_phases import SAMPLE_EVERY
 
 
+def _cpu_line(writer: dict[str, Any]) -> None:
+    if writer.get("cpu_seconds"):  # (an older result has none)
+        print("    CPU during it " + ", ".join(f"{k} {v} s" for k, v in writer["cpu_seconds"].items()))
+
+
 def _report_baselines(r: dict[str, Any]) -> None:
     if "baseline" in r:
         b = r["baseline"]
         print(f"  baseline (UNWIND)   {b['records_per_s']:>10.1f} records/s  ({b['seconds']} s; nodes only)")
+        _cpu_line(b)
         if "ratio" in r:
             print(f"  ratio ours/baseline {r['ratio']:>10.3f}   (target >= 0.5)")
     for key, when in (("graph_baseline_before", " (before ESC)"), ("graph_baseline", "")):
@@ -20,8 +26,7 @@ def _report_baselines(r: dict[str, Any]) -> None:
         g = r[key]
         print(f"  baseline, same graph{g['records_per_s']:>10.1f} records/s  ({g['seconds']} s{when}; nodes, SourceRecord + "
               "DERIVED_FROM, FK edges; " + ", ".join(f"{t} {x['seconds']}s" for t, x in g["tables"].items()) + ")")
-        if g.get("cpu_seconds"):
-            print("    CPU during it " + ", ".join(f"{k} {v} s" for k, v in g["cpu_seconds"].items()))
+        _cpu_line(g)
     if "ratio_graph" in r:
         print(f"  ratio ours/same-graph baseline {r['ratio_graph']:.3f}   (what the streaming pipeline costs on top)")
     if "ratio_graph_before" in r:

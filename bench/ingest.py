@@ -58,7 +58,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench._baselines import GRAPH_SUFFIX, graph_baseline, run_baseline, wipe_graph_baseline  # noqa: E402
+from bench._baselines import GRAPH_SUFFIX, graph_baseline, node_baseline, run_baseline, wipe_graph_baseline  # noqa: E402
 from bench._ingest_backfill import backfill_phase  # noqa: E402
 from bench._ingest_embedder import embedder_rate, text_sample, vector_rates  # noqa: E402
 from bench._ingest_metrics import _r, buckets, minus, pct, summary, total, wait_metrics, written  # noqa: E402
@@ -190,7 +190,7 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     if not args.skip_baseline:
         say("baseline: one process, UNWIND MERGE batches of 5000")
         try:
-            res["baseline"] = run_baseline(stack.neo4j_uri, tpch, base_labels)
+            res["baseline"] = _run_writer(stack, tpch, base_labels, node_baseline)
             res["rss"]["baseline"] = {"peak_mib": res["baseline"].pop("peak_rss_mib")}
             if "load" in res:
                 res["ratio"] = round(res["load"]["records_per_s"] / res["baseline"]["records_per_s"], 3)
@@ -212,6 +212,15 @@ def run(args: argparse.Namespace, say: Callable[[str], None]) -> dict[str, Any]:
     return res
 
 
+def _run_writer(stack: Any, tpch: Path, labels: dict[str, str], target: Callable[..., None]) -> dict[str, Any]:
+    """One baseline writer's timings, with ``cpu_seconds``: its own process's and each server's while it ran."""
+    cpu0 = cpu_snapshot(None, stack.state_dir / "stack")
+    out = run_baseline(stack.neo4j_uri, tpch, labels, target)
+    cpu1 = cpu_snapshot(None, stack.state_dir / "stack")
+    out["cpu_seconds"] = {"writer": out.pop("writer_cpu_s"), **{k: round(v - cpu0.get(k, 0.0), 1) for k, v in cpu1.items()}}
+    return out
+
+
 def _run_graph_baseline(res: dict[str, Any], key: str, stack: Any, drv: Any, tpch: Path, labels: dict[str, str],
                         errors: list[str], say: Callable[[str], None]) -> None:
     """The same-graph writer into its own labels (wiped before and after); its timings go to ``res[key]``."""
@@ -221,11 +230,7 @@ def _run_graph_baseline(res: dict[str, Any], key: str, stack: Any, drv: Any, tpc
     try:
         with cleanup_step(errors, "wipe graph baseline (before)"):
             wipe_graph_baseline(drv, graph_labels)
-        cpu0 = cpu_snapshot(None, stack.state_dir / "stack")
-        res[key] = run_baseline(stack.neo4j_uri, tpch, graph_labels, graph_baseline)
-        cpu1 = cpu_snapshot(None, stack.state_dir / "stack")
-        res[key]["cpu_seconds"] = {"writer": res[key].pop("writer_cpu_s"),
-                                   **{k: round(v - cpu0.get(k, 0.0), 1) for k, v in cpu1.items()}}
+        res[key] = _run_writer(stack, tpch, graph_labels, graph_baseline)
         res["rss"][key] = {"peak_mib": res[key].pop("peak_rss_mib")}
     finally:
         with cleanup_step(errors, "wipe graph baseline"):

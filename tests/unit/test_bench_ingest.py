@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -93,9 +94,15 @@ def _busy_writer(uri: str, tpch: str, labels: dict[str, str], out: object) -> No
     out.put({"records_per_s": 1.0, "seconds": 0.3})  # type: ignore[attr-defined]
 
 
-def test_a_writer_s_own_cpu_seconds_are_reported() -> None:
+def test_a_writer_s_own_cpu_seconds_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     result = baselines.run_baseline("bolt://unused", Path("."), {}, _busy_writer)
     assert result["records_per_s"] == 1.0 and 0.3 <= result["writer_cpu_s"] < 5.0
+    stack = SimpleNamespace(state_dir=tmp_path, neo4j_uri="bolt://unused")  # no server pid files: the writer only
+    nodes_only = bench._run_writer(stack, Path("."), {}, _busy_writer)
+    assert "writer_cpu_s" not in nodes_only and list(nodes_only["cpu_seconds"]) == ["writer"]
+    assert 0.3 <= nodes_only["cpu_seconds"]["writer"] < 5.0
+    rep._report_baselines({"baseline": {**nodes_only, "cpu_seconds": {"writer": 2.5}}})
+    assert capsys.readouterr().out.splitlines()[1].strip() == "CPU during it writer 2.5 s"
 
 
 def test_the_steady_samples_are_grouped_by_when_they_were_sent() -> None:
